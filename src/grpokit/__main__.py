@@ -1,0 +1,3 @@
+from grpokit.cli import main
+
+main()

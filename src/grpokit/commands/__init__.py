@@ -1,0 +1,1 @@
+"""Command groups of the `grpokit` CLI, one module each."""

@@ -1,0 +1,162 @@
+"""The one place that turns TRL's completion formats into text, plus extractors.
+
+TRL hands a reward either a list of strings (plain-text data sets) or a list of
+message lists (conversational data sets). Every reward goes through `texts()` so
+none of them has to care which.  Extractors never raise on model output: they
+return None when there is nothing to extract.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+# Completions are model output; cap what the regex engines ever see so a 1 MB
+# completion cannot make a reward slow. Rewards that need the whole text use it.
+_MAX_SCAN = 200_000
+
+
+def to_text(completion: Any) -> str:
+    """One completion (a string, a message dict, or a list of messages) as text."""
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return _clean(completion)
+    if isinstance(completion, dict):
+        return _clean(_content_text(completion.get("content", "")))
+    if isinstance(completion, (list, tuple)):
+        # Conversational: the assistant's turns, joined. A list of plain strings
+        # (rare, e.g. a tokenizer-decoded chunk list) is joined too.
+        parts = []
+        for message in completion:
+            if isinstance(message, dict):
+                if message.get("role", "assistant") == "assistant":
+                    parts.append(_content_text(message.get("content", "")))
+            else:
+                parts.append(str(message))
+        return _clean("".join(parts))
+    return _clean(str(completion))
+
+
+def _content_text(content: Any) -> str:
+    # Multimodal messages carry a list of {"type": "text", "text": ...} parts.
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return "" if content is None else str(content)
+
+
+def _clean(text: str) -> str:
+    # Lone surrogates (invalid UTF-16 halves) break regex-free encoders later on
+    # (json.dumps is fine, but .encode() is not); NUL bytes are kept as text.
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def texts(completions: Iterable[Any]) -> list[str]:
+    """Every completion of a batch as text."""
+    return [to_text(c) for c in completions]
+
+
+def prompt_text(prompt: Any) -> str:
+    """A prompt (string or message list) as text: every turn, any role."""
+    if prompt is None:
+        return ""
+    if isinstance(prompt, str):
+        return _clean(prompt)
+    if isinstance(prompt, (list, tuple)):
+        return _clean("\n".join(_content_text(m.get("content", "")) if isinstance(m, dict) else str(m) for m in prompt))
+    return to_text(prompt)
+
+
+def extract_tag(text: str, tag: str, *, last: bool = True) -> str | None:
+    """Content of `<tag>...</tag>` (multi-line; the last occurrence by default)."""
+    pattern = re.compile(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", re.DOTALL)
+    matches = pattern.findall(text[-_MAX_SCAN:] if last else text[:_MAX_SCAN])
+    if not matches:
+        return None
+    return (matches[-1] if last else matches[0]).strip()
+
+
+def extract_boxed(text: str) -> str | None:
+    """Content of the last `\\boxed{...}` (or `\\fbox{...}`), braces balanced."""
+    text = text[-_MAX_SCAN:]
+    start = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
+    if start < 0:
+        return None
+    brace = text.find("{", start)
+    if brace < 0:
+        # `\boxed 5` without braces
+        rest = text[start:].split(None, 1)
+        return rest[1].split()[0].strip("$.") if len(rest) > 1 and rest[1].split() else None
+    depth = 0
+    for i in range(brace, len(text)):
+        ch = text[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return text[brace + 1 : i].strip()
+    return None
+
+
+_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def extract_code_block(text: str, language: str | None = None) -> str | None:
+    """The last fenced code block (optionally only blocks of `language`).
+
+    An unterminated final fence counts: a completion cut at the length limit
+    still carries its code.
+    """
+    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text[:_MAX_SCAN])]
+    if language is not None:
+        wanted = language.lower()
+        aliases = {"python": {"python", "py", "python3"}}.get(wanted, {wanted})
+        blocks = [b for b in blocks if b[0] in aliases or b[0] == ""]
+    if not blocks:
+        return None
+    return blocks[-1][1].rstrip("\n")
+
+
+_NUMBER = re.compile(r"[-+−]?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?|[-+−]?\.\d+%?")
+
+
+def extract_final_number(text: str) -> str | None:
+    """The last number in the text, as written (commas, sign, `%`, `a/b` kept)."""
+    matches = _NUMBER.findall(text[-_MAX_SCAN:])
+    if not matches:
+        return None
+    return matches[-1].replace("$", "").replace(" ", "").replace("−", "-")
+
+
+def extract_json(text: str) -> Any | None:
+    """The first JSON object or array in the text (a fenced ```json block first).
+
+    Returns the parsed value, or None when nothing parses.
+    """
+    text = text[:_MAX_SCAN]
+    fenced = extract_code_block(text, "json")
+    candidates = [fenced] if fenced else []
+    candidates.append(text.strip())
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except (ValueError, RecursionError):
+            pass
+    decoder = json.JSONDecoder()
+    # Bounded: a completion full of braces must not make this quadratic.
+    for n, match in enumerate(re.finditer(r"[\[{]", text)):
+        if n >= 64:
+            break
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+            return value
+        except (ValueError, RecursionError):
+            continue
+    return None

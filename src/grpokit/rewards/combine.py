@@ -1,0 +1,1 @@
+"""Placeholder: combine() lands with the reward library."""

@@ -1,0 +1,1 @@
+"""Placeholder: presets land with the reward library."""

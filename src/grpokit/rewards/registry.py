@@ -1,0 +1,145 @@
+"""The reward registry: names -> reward factories.
+
+Every entry is a factory. `get(name, **params)` calls it and returns a plain
+reward function `f(completions, **kwargs) -> list[float | None]` whose
+`__name__` is stable (TRL logs each reward under that name). A reward that takes
+no parameters is registered as the function itself; `register` tells the two
+apart by the first parameter's name (`completions` means a ready reward).
+"""
+from __future__ import annotations
+
+import difflib
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+RewardFunc = Callable[..., list]
+
+
+class RewardConfigError(ValueError):
+    """A reward was asked for by a name or with parameters that cannot work."""
+
+
+@dataclass
+class _Entry:
+    name: str
+    factory: Callable[..., RewardFunc]
+    doc: str
+    family: str
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+    is_factory: bool = True
+
+
+_REGISTRY: dict[str, _Entry] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(name: str, *, aliases: tuple[str, ...] | list[str] = (), family: str = "custom"):
+    """Decorator: register a reward function, or a factory that builds one.
+
+    >>> @register("shouts")
+    ... def shouts(completions, **kwargs):
+    ...     return [1.0 if text.isupper() else 0.0 for text in texts(completions)]
+    """
+
+    def decorator(obj: Callable) -> Callable:
+        params = list(inspect.signature(obj).parameters)
+        is_factory = not (params and params[0] == "completions")
+        for key in (name, *aliases):
+            if key in _REGISTRY or key in _ALIASES:
+                owner = _ALIASES.get(key, key)
+                if _REGISTRY[owner].factory is not obj:
+                    raise RewardConfigError(f"reward name {key!r} is already registered; pick another name")
+        _REGISTRY[name] = _Entry(
+            name=name,
+            factory=obj,
+            doc=inspect.getdoc(obj) or "",
+            family=family,
+            aliases=tuple(aliases),
+            is_factory=is_factory,
+        )
+        for alias in aliases:
+            _ALIASES[alias] = name
+        return obj
+
+    return decorator
+
+
+def _ensure_builtins() -> None:
+    # Importing the family modules registers the built-in rewards.
+    from grpokit.rewards import _builtin  # noqa: F401
+
+
+def canonical(name: str) -> str:
+    """The registered name for `name` (which may be an alias); raises with a hint."""
+    _ensure_builtins()
+    if name in _REGISTRY:
+        return name
+    if name in _ALIASES:
+        return _ALIASES[name]
+    options = sorted([*_REGISTRY, *_ALIASES])
+    close = difflib.get_close_matches(name, options, n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise RewardConfigError(
+        f"unknown reward {name!r}.{hint} `grpokit rewards list` shows every registered name."
+    )
+
+
+def names() -> list[str]:
+    """Every registered reward name (aliases not included), sorted."""
+    _ensure_builtins()
+    return sorted(_REGISTRY)
+
+
+def aliases(name: str) -> tuple[str, ...]:
+    return _REGISTRY[canonical(name)].aliases
+
+
+def family(name: str) -> str:
+    return _REGISTRY[canonical(name)].family
+
+
+def describe(name: str) -> str:
+    """The reward's documentation (its docstring)."""
+    return _REGISTRY[canonical(name)].doc
+
+
+def get(name: str, **params) -> RewardFunc:
+    """A ready reward function for `name`, built with `params`.
+
+    Bad parameters fail here, at construction, with a message naming the fix.
+    """
+    entry = _REGISTRY[canonical(name)]
+    if not entry.is_factory:
+        if params:
+            raise RewardConfigError(
+                f"reward {entry.name!r} takes no parameters, got {sorted(params)}; remove them"
+            )
+        return entry.factory
+    accepted = inspect.signature(entry.factory).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    if not takes_any:
+        unknown = [k for k in params if k not in accepted]
+        if unknown:
+            valid = [k for k in accepted]
+            hints = []
+            for k in unknown:
+                close = difflib.get_close_matches(k, valid, n=1)
+                hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise RewardConfigError(
+                f"reward {entry.name!r} has no parameter {', '.join(hints)}; valid parameters: {valid}"
+            )
+    try:
+        func = entry.factory(**params)
+    except RewardConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise RewardConfigError(f"reward {entry.name!r}: {exc}") from exc
+    return func
+
+
+def named(name: str, func: Callable) -> Callable:
+    """Give a built reward the stable `__name__` TRL logs it under."""
+    func.__name__ = name
+    func.__qualname__ = name
+    return func

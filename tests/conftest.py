@@ -1,0 +1,20 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+# Tests exercise this checkout's source even when another checkout is installed.
+sys.path.insert(0, str(SRC))
+os.environ["PYTHONPATH"] = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data():
+    """Path to ../shared/data; skips the test when that folder is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data sets not found at {SHARED_DATA}")
+    return SHARED_DATA
