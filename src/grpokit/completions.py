@@ -157,7 +157,8 @@ def code_blocks(text: str) -> list[tuple[str, str, bool]]:
 def language_matches(block_language: str, wanted: str) -> bool:
     """Whether a fence's language tag names `wanted` (aliases: py, js, sh, ...)."""
     wanted = wanted.lower()
-    return block_language in _LANG_ALIASES.get(wanted, {wanted})
+    group = next((names for names in _LANG_ALIASES.values() if wanted in names), {wanted})
+    return block_language in group
 
 
 def extract_code_block(text: str, language: str | None = None) -> str | None:
