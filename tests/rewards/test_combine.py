@@ -166,3 +166,15 @@ def test_trl_grpo_trainer_accepts_a_combined_reward():
     params = inspect.signature(func).parameters
     assert list(params)[0] == "completions" and any(p.kind is p.VAR_KEYWORD for p in params.values())
     assert func.__name__ == "incremental_format+strict_xml_format"
+
+
+def test_logs_parts_through_trl_hooks():
+    # TRL passes log_metric(name, value) and log_extra(column, values) to reward functions
+    metrics, extras = [], []
+    func = combine([const("a", [1.0, None]), const("b", [0.0, 0.5])], name="mix")
+    func(["x", "y"], log_metric=lambda n, v: metrics.append((n, v)), log_extra=lambda c, v: extras.append((c, v)))
+    assert metrics == [("rewards/mix/a/mean", 1.0), ("rewards/mix/b/mean", 0.25)]  # means over present scores
+    assert extras == [("mix/a", [1.0, None]), ("mix/b", [0.0, 0.5])]
+    quiet = combine([const("a", [1.0])], trl_logging=False)
+    quiet(["x"], log_metric=lambda n, v: metrics.append(n))
+    assert len(metrics) == 2  # switched off: nothing more logged

@@ -205,3 +205,15 @@ def test_bad_params(name, params, fragment):
 def test_stable_names_and_docs(name, params):
     assert get(name, **params).__name__ == name
     assert describe(name).splitlines()[0].endswith(".")
+
+
+def test_cosine_scaled_matches_trl_with_the_same_correctness():
+    # TRL's reference implementation, fed the same correctness reward and token ids
+    from trl.rewards import accuracy_reward, get_cosine_scaled_reward
+
+    completions = [[{"role": "assistant", "content": c}] for c in ["\\boxed{\\frac{1}{3}}", "\\boxed{\\frac{1}{2}}", "\\boxed{2}", "\\boxed{7}"]]
+    solution = ["\\frac{1}{3}", "\\frac{1}{3}", "2", "3"]
+    ids = [[1] * 50, [1] * 50, [1] * 10, [1] * 250]
+    theirs = get_cosine_scaled_reward(max_len=100)(completions, solution=solution, completion_ids=ids)
+    ours = get("cosine_scaled", correctness=accuracy_reward, max_len=100)(completions, solution=solution, completion_ids=ids)
+    assert ours == pytest.approx(theirs)

@@ -27,7 +27,8 @@ Schedules: `weights` may be a list of floats, a callable step -> list, or breakp
 [(step, [w...]), ...] interpolated linearly (held constant outside the range). The step is
 `trainer_state.global_step`, which TRL passes to reward functions; 0 without it.
 
-Logging: the combined function keeps `.last_components` (component name -> that batch's
+Logging: under TRL each part's batch mean is logged as `rewards/<combined>/<part>/mean`
+(through the `log_metric` hook TRL passes to reward functions). The combined function also keeps `.last_components` (component name -> that batch's
 scores), `.last_weights`, calls `log_fn(components, weights, step)` after each batch when
 given, and `.components()` (or `components(reward)`) returns the parts as standalone rewards:
 give them to TRL with weight 0 to log each as its own metric.
@@ -167,6 +168,7 @@ def combine(
     gate_fail: float = 0.0,
     missing: str = "skip",
     log_fn: Callable[[dict, list, int], None] | None = None,
+    trl_logging: bool = True,
 ):
     """One reward function made of several: weighted sum, product, or gated by another reward.
 
@@ -179,6 +181,9 @@ def combine(
     missing: None policy, "skip" | "renormalize" | "propagate" (module docstring).
     name: the combined reward's __name__ (TRL's metric name); default joins the parts.
     log_fn: called as log_fn({name: scores}, weights, step) after every batch.
+    trl_logging: when TRL passes its `log_metric` / `log_extra` hooks (TRL >= 1.x), log
+      each part's batch mean as `rewards/<combined>/<part>/mean` and its per-sample
+      scores as a completions-table column `<combined>/<part>` (default True).
 
     Bad arguments raise RewardConfigError here, not during training.
     """
@@ -206,6 +211,7 @@ def combine(
     if name is not None and (not isinstance(name, str) or not name):
         raise RewardConfigError(f"name must be a non-empty string, got {name!r}")
     fold = _product if mode == "product" else _sum
+    final_name = name or default_name
 
     def reward(completions, **kwargs):
         step = _step(kwargs)
@@ -229,12 +235,25 @@ def combine(
         reward.last_weights = dict(zip(part_names, weights_now))
         if log_fn is not None:
             log_fn(columns, weights_now, step)
+        if trl_logging:
+            _trl_log(final_name, columns, kwargs)
         return combined
 
     reward.last_components = {}
     reward.last_weights = dict(zip(part_names, schedule(0)))
     reward.components = lambda: dict(zip(part_names, parts)) | ({f"gate:{gate_name}": gate_func} if gate_func else {})
-    return named(name or default_name, reward)
+    return named(final_name, reward)
+
+
+def _trl_log(combined_name: str, columns: dict, kwargs: dict) -> None:
+    # TRL hands reward functions these hooks; other callers do not, and that is fine.
+    log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
+    for part, scores in columns.items():
+        present = [s for s in scores if s is not None]
+        if callable(log_metric) and present:
+            log_metric(f"rewards/{combined_name}/{part}/mean", sum(present) / len(present))
+        if callable(log_extra):
+            log_extra(f"{combined_name}/{part}", list(scores))
 
 
 def components(reward: Callable) -> dict[str, Callable]:
