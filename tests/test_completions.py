@@ -153,3 +153,18 @@ def test_extractors_stay_fast_on_adversarial_text(text):
     extract_final_number(text)
     # generous bound for a loaded 2-core machine; quadratic behaviour takes minutes
     assert time.perf_counter() - start < 3.0
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('a [1] b {"x": {"y": 2}} c {"z": 3}', [[1], {"x": {"y": 2}}, {"z": 3}]),  # nested objects are not repeated
+        ('```json\n{"f": 1}\n```', [{"f": 1}]),  # the fenced block; whole text does not parse
+        ("null", []),  # null is "nothing found"
+        ("{" * 1000, []),  # only failures, bounded
+    ],
+)
+def test_json_values(text, expected):
+    from grpokit.completions import json_values
+
+    assert list(json_values(text)) == expected

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 # Completions are model output; cap what the regex engines ever see so a 1 MB
 # completion cannot make a reward slow. Rewards that need the whole text use it.
@@ -192,25 +192,50 @@ def extract_json(text: str, *, containers_only: bool = False) -> Any | None:
     Returns the parsed value, or None when nothing parses. A whole text that is
     a JSON scalar (`42`, `"yes"`) counts unless `containers_only`.
     """
+    for value in json_values(text):
+        if not containers_only or isinstance(value, (dict, list)):
+            return value
+    return None
+
+
+def json_values(text: str, limit: int = 8) -> Iterator[Any]:
+    """Up to `limit` JSON values found in the text, in order of preference.
+
+    First a fenced ```json (or untagged) block, then the whole text, then each
+    object or array embedded in prose, left to right (an embedded value's own
+    nested objects are not yielded again). `null` is never yielded.
+    """
     text = text[:_MAX_SCAN]
+    found = 0
     fenced = extract_code_block(text, "json")
-    candidates = [fenced] if fenced else []
-    candidates.append(text.strip())
-    for candidate in candidates:
+    for candidate in ([fenced] if fenced else []) + [text.strip()]:
         try:
             value = json.loads(candidate)
         except (ValueError, RecursionError):
             continue
-        if not containers_only or isinstance(value, (dict, list)):
-            return value
+        if value is not None:
+            found += 1
+            yield value
+            if found >= limit:
+                return
     decoder = json.JSONDecoder()
+    pos, failures = 0, 0
     # Bounded: a completion full of braces must not make this quadratic.
-    for n, match in enumerate(re.finditer(r"[\[{]", text)):
-        if n >= 64:
-            break
+    while failures < 64:
+        match = _JSON_START.search(text, pos)
+        if match is None:
+            return
         try:
-            value, _ = decoder.raw_decode(text, match.start())
-            return value
+            value, end = decoder.raw_decode(text, match.start())
         except (ValueError, RecursionError):
+            failures += 1
+            pos = match.start() + 1
             continue
-    return None
+        found += 1
+        yield value
+        if found >= limit:
+            return
+        pos = end
+
+
+_JSON_START = re.compile(r"[\[{]")

@@ -252,3 +252,14 @@ def test_stable_names_and_docs(name):
 def test_mixed_batch_keeps_order():
     func = get("strict_xml_format")
     assert func([GOOD, "bad", [{"role": "assistant", "content": GOOD}]]) == [1.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('Step [1]: add.\n{"name": "Ada", "age": 36}', 1.0),  # an array in prose before the object the schema wants
+        ('{"note": {"name": "x"}} then {"name": "Ada", "age": 36}', 0.0),  # the first object is the answer; no hunting for a better one
+    ],
+)
+def test_json_schema_picks_the_value_of_the_schemas_type(text, expected):
+    assert score("json_schema", text, columns={"schema": SCHEMA}) == expected

@@ -12,7 +12,7 @@ import json
 from itertools import islice
 from typing import Any, Sequence
 
-from grpokit.completions import code_blocks, extract_json, language_matches, texts
+from grpokit.completions import code_blocks, extract_json, json_values, language_matches, texts
 from grpokit.rewards.registry import RewardConfigError, named, register
 
 _DEFAULT_TAGS = ("reasoning", "answer")
@@ -208,10 +208,12 @@ def tag_count(tags: Sequence[str] = _DEFAULT_TAGS):
 
 def _whole_json(text: str) -> bool:
     stripped = text.strip()
-    blocks = code_blocks(stripped)
     # A reply that is one fenced ```json block and nothing else is still "only JSON".
-    if len(blocks) == 1 and blocks[0][2] and stripped.startswith("```") and stripped.endswith("```"):
-        stripped = blocks[0][1].strip()
+    if len(stripped) > 6 and stripped.startswith("```") and stripped.endswith("```"):
+        newline = stripped.find("\n")
+        body = stripped[newline + 1 : -3] if newline > 0 else ""
+        if newline > 0 and "`" not in stripped[3:newline] and "```" not in body:
+            stripped = body
     try:
         value = json.loads(stripped)
     except (ValueError, RecursionError):
@@ -356,6 +358,27 @@ class _ValidatorCache:
         return validator
 
 
+_NOTHING = object()
+_JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def _pick_instance(text: str, schema: Any) -> Any:
+    """The JSON value to validate: the first one of the schema's top-level type.
+
+    A reply like "Step [1]: ... {"answer": 5}" holds an array before the object
+    the schema asks for; taking the first JSON value blindly would score the
+    wrong one.
+    """
+    values = list(json_values(text))
+    wanted = schema.get("type") if isinstance(schema, dict) else None
+    kinds = _JSON_TYPES.get(wanted) if isinstance(wanted, str) else None
+    if kinds is not None:
+        for value in values:
+            if isinstance(value, kinds) and not (kinds is not bool and isinstance(value, bool)):
+                return value
+    return values[0] if values else _NOTHING
+
+
 def _schema_score(validator, instance: Any, partial_max: float) -> float | None:
     try:
         errors = list(islice(validator.iter_errors(instance), 1000))
@@ -420,8 +443,8 @@ def json_schema(schema: Any = None, partial_max: float = 0.5):
             if validator is None:
                 scores.append(None)
                 continue
-            instance = extract_json(text)
-            scores.append(0.0 if instance is None else _schema_score(validator, instance, float(partial_max)))
+            instance = _pick_instance(text, validator.schema)
+            scores.append(0.0 if instance is _NOTHING else _schema_score(validator, instance, float(partial_max)))
         return scores
 
     return named("json_schema", reward)
