@@ -206,6 +206,7 @@ def json_values(text: str, limit: int = 8) -> Iterator[Any]:
     nested objects are not yielded again). `null` is never yielded.
     """
     text = text[:_MAX_SCAN]
+    seen: list[Any] = []  # the fenced block is met again by the scan below
     found = 0
     fenced = extract_code_block(text, "json")
     for candidate in ([fenced] if fenced else []) + [text.strip()]:
@@ -213,7 +214,8 @@ def json_values(text: str, limit: int = 8) -> Iterator[Any]:
             value = json.loads(candidate)
         except (ValueError, RecursionError):
             continue
-        if value is not None:
+        if value is not None and value not in seen:
+            seen.append(value)
             found += 1
             yield value
             if found >= limit:
@@ -231,11 +233,14 @@ def json_values(text: str, limit: int = 8) -> Iterator[Any]:
             failures += 1
             pos = match.start() + 1
             continue
+        pos = end
+        if value in seen:
+            continue
+        seen.append(value)
         found += 1
         yield value
         if found >= limit:
             return
-        pos = end
 
 
 _JSON_START = re.compile(r"[\[{]")
