@@ -6,6 +6,9 @@ Each reward scores all solutions (1319 questions x 4 models) in TRL-sized batche
 gold answer column; the reported figure is completions per second, the median over
 `repeats` passes. Where TRL ships the same reward, TRL's version is timed in alternation
 with ours (same pass, same batches) so that load on the shared machine hits both alike.
+A second section times hostile completions (unclosed tags, backtick runs, brace runs) of
+30 kB against the regexes such code usually uses (and that grpokit's extractors used at
+commit 93ee00f), and every reward on the same patterns at 1 MB.
 Writes benchmarks/results/reward_throughput.json.
 """
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import statistics
 import sys
 import time
@@ -95,6 +99,48 @@ def time_pass(func, completions, answers, batch) -> float:
     return time.perf_counter() - start
 
 
+# Regexes of the usual kind, kept here only as baselines: each is quadratic on some input.
+_NAIVE = {
+    "soft_xml_regex": (re.compile(r"<reasoning>.*?</reasoning>\s*<answer>.*?</answer>", re.DOTALL), "search"),
+    "tag_regex_93ee00f": (re.compile(r"<answer>(.*?)</answer>", re.DOTALL), "findall"),
+    "fence_regex_93ee00f": (re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL), "findall"),
+}
+_HOSTILE = {
+    "unclosed_reasoning": ("<reasoning>", "soft_xml_regex", "soft_xml_format"),
+    "unclosed_answer": ("<answer>", "tag_regex_93ee00f", "incremental_format"),
+    "backticks": ("`", "fence_regex_93ee00f", "code_block_format"),
+    "braces": ("{", None, "json_format"),
+}
+
+
+def hostile(rewards: dict, small: int = 30_000, big: int = 1_000_000) -> dict:
+    out = {}
+    for kind, (unit, naive, ours_name) in _HOSTILE.items():
+        small_text = (unit * (small // len(unit) + 1))[:small]
+        big_text = (unit * (big // len(unit) + 1))[:big]
+        entry = {}
+        if naive is not None:
+            pattern, how = _NAIVE[naive]
+            start = time.perf_counter()
+            getattr(pattern, how)(small_text)
+            entry[f"{naive}_s_at_{small // 1000}kB"] = round(time.perf_counter() - start, 4)
+        if ours_name in rewards:
+            start = time.perf_counter()
+            rewards[ours_name]([small_text])
+            entry[f"{ours_name}_s_at_{small // 1000}kB"] = round(time.perf_counter() - start, 5)
+        slowest = (None, 0.0)
+        for name, func in rewards.items():
+            start = time.perf_counter()
+            func([big_text], answer=["5"])
+            took = time.perf_counter() - start
+            if took > slowest[1]:
+                slowest = (name, took)
+        entry["slowest_reward_at_1MB"] = {"name": slowest[0], "seconds": round(slowest[1], 4)}
+        out[kind] = entry
+        print(f"hostile {kind:20s} {entry}")
+    return out
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -108,13 +154,14 @@ def main(argv=None) -> dict:
     completions, answers = load(args.limit)
     baselines = trl_baselines()
     selected = args.names.split(",") if args.names else names()
-    results, skipped = {}, {}
+    results, skipped, built = {}, {}, {}
     for name in selected:
         try:
             func = get(name, **PARAMS.get(name, {}))
         except RewardConfigError as exc:
             skipped[name] = f"needs parameters: {exc}"
             continue
+        built[name] = func
         base = baselines.get(name)
         ours_t, base_t = [], []
         scores = func(completions[: args.batch], answer=answers[: args.batch])
@@ -144,6 +191,7 @@ def main(argv=None) -> dict:
         "machine": platform.machine(),
         "results": results,
         "skipped": skipped,
+        "hostile_inputs": hostile(built),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")

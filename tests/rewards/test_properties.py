@@ -142,3 +142,33 @@ def test_reward_contract_on_huge_and_hostile_text(name, kind):
     check_scores(name, func(completions, **columns), 2)
     # catches quadratic blow-ups; generous for a loaded 2-core machine and sandboxed code
     assert time.perf_counter() - start < 60, f"{name} took {time.perf_counter() - start:.1f}s on {kind}"
+
+
+def _buildable(exclude_families=SLOW_FAMILIES):
+    funcs = []
+    for name in ALL:
+        if family(name) in exclude_families:
+            continue
+        try:
+            funcs.append(get(name, **REQUIRED_PARAMS.get(name, {})))
+        except RewardConfigError:
+            continue
+    return funcs
+
+
+@pytest.mark.parametrize("mode, missing", [("sum", "skip"), ("sum", "renormalize"), ("sum", "propagate"), ("product", "skip")])
+def test_combined_rewards_keep_the_contract(mode, missing):
+    from grpokit.rewards import combine
+
+    funcs = _buildable()
+    func = combine(funcs, mode=mode, missing=missing, weights=[(0, [1.0] * len(funcs)), (10, [0.5] * len(funcs))])
+    gated = combine(funcs, gate=funcs[0], mode=mode, missing=missing)
+
+    @settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(batches())
+    def run(batch):
+        completions, columns = batch
+        check_scores(func.__name__, func(completions, **columns), len(completions))
+        check_scores(gated.__name__, gated(completions, **columns), len(completions))
+
+    run()
