@@ -117,6 +117,8 @@ JSON_FORMAT = [
     ('The result:\n```json\n{"answer": 5}\n```', {}, 1.0),  # JSON inside prose
     ('{"answer": 5', {}, 0.0),  # near miss: truncated
     ("42", {}, 0.0),  # a bare scalar is not a JSON document
+    ("Let \\{\\} be the empty set and x[] an array", {}, 0.0),  # empty {} / [] in LaTeX or code prose are not answers
+    ("{} {\"a\": 1}", {}, 1.0),  # ... but a real object later in the text still counts
     ("no json here", {}, 0.0),  # wrong
     ('{"answer": 5}', {"whole": True}, 1.0),  # whole: just JSON
     ('\n```json\n[1, 2]\n```\n', {"whole": True}, 1.0),  # whole: one fenced block is still only JSON
@@ -263,3 +265,14 @@ def test_mixed_batch_keeps_order():
 )
 def test_json_schema_picks_the_value_of_the_schemas_type(text, expected):
     assert score("json_schema", text, columns={"schema": SCHEMA}) == expected
+
+
+def test_no_false_positives_on_real_math_responses(shared_data):
+    # 800 Qwen2.5-Math responses: LaTeX full of braces, some Python blocks, no XML tags
+    rows = [json.loads(line) for line in (shared_data / "math_cot100_labeled.jsonl").open()]
+    texts = [c for row in rows for c in row["code"]]
+    for name in ("json_format", "strict_xml_format", "soft_xml_format", "incremental_format", "tag_count", "think_format"):
+        assert set(get(name)(texts)) == {0.0}, name
+    # code_block_format fires exactly on the responses that carry a ```python block
+    code = get("code_block_format", language="python")(texts)
+    assert [s == 1.0 for s in code] == ["```python\n" in t for t in texts]

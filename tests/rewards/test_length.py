@@ -198,3 +198,23 @@ def test_cosine_scaled_matches_trl_with_the_same_correctness():
     theirs = get_cosine_scaled_reward(max_len=100)(completions, solution=solution, completion_ids=ids)
     ours = get("cosine_scaled", correctness=accuracy_reward, max_len=100)(completions, solution=solution, completion_ids=ids)
     assert ours == pytest.approx(theirs)
+
+
+def test_cosine_scaled_on_labelled_gsm8k_solutions(shared_data):
+    # 5276 GPT-3 solutions with human-checked labels: every right one must outscore every wrong
+    # one, and among right ones the shorter must never score lower
+    import json
+
+    texts, labels = [], []
+    for line in (shared_data / "gsm8k_model_solutions.jsonl").open():
+        row = json.loads(line)
+        for key, value in row.items():
+            if isinstance(value, dict) and "solution" in value:
+                texts.append(value["solution"])
+                labels.append(value["is_correct"])
+    func = get("cosine_scaled", correct=lambda text, is_correct=None, **row: is_correct, max_len=150, unit="words")
+    scores = func(texts, is_correct=labels)
+    right = sorted((len(t.split()), s) for t, s, ok in zip(texts, scores, labels) if ok)
+    wrong = [s for s, ok in zip(scores, labels) if not ok]
+    assert right and wrong and min(s for _, s in right) > max(wrong)
+    assert all(a[1] >= b[1] for a, b in zip(right, right[1:]))

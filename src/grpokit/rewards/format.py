@@ -12,7 +12,7 @@ import json
 from itertools import islice
 from typing import Any, Sequence
 
-from grpokit.completions import code_blocks, extract_json, json_values, language_matches, texts
+from grpokit.completions import code_blocks, json_values, language_matches, texts
 from grpokit.rewards.registry import RewardConfigError, named, register
 
 _DEFAULT_TAGS = ("reasoning", "answer")
@@ -226,10 +226,10 @@ def json_format(whole: bool = False):
     """1.0 when the completion contains (or, with whole=True, is) a valid JSON object or array.
 
     Scores 1.0 or 0.0. By default a JSON object or array anywhere in the text
-    counts (a fenced ```json block first, then the first one that parses).
-    With `whole=True` the completion, stripped, must parse as one object or
-    array; a single fenced ```json block around it is allowed. Bare scalars
-    (`42`, `"yes"`) do not count.
+    counts if it is non-empty (the `{}` and `[]` of LaTeX and code prose are
+    not JSON answers). With `whole=True` the completion, stripped, must parse
+    as one object or array; a single fenced ```json block around it is
+    allowed. Bare scalars (`42`, `"yes"`) do not count.
 
     Parameters:
       whole: require the entire completion to be JSON (default False).
@@ -242,7 +242,7 @@ def json_format(whole: bool = False):
     def reward(completions, **kwargs):
         if whole:
             return [1.0 if _whole_json(text) else 0.0 for text in texts(completions)]
-        return [1.0 if extract_json(text, containers_only=True) is not None else 0.0 for text in texts(completions)]
+        return [1.0 if any(isinstance(v, (dict, list)) and v for v in json_values(text)) else 0.0 for text in texts(completions)]
 
     return named("json_format", reward)
 
