@@ -172,3 +172,37 @@ def test_combined_rewards_keep_the_contract(mode, missing):
         check_scores(gated.__name__, gated(completions, **columns), len(completions))
 
     run()
+
+
+# TRL's async GRPO trainer pickles reward functions into a worker process; closures
+# cannot travel. The format and length families (and combine) are built to pickle.
+PICKLED_FAMILIES = {"format", "length"}
+SAMPLE = ["<reasoning>r</reasoning><answer>5</answer>", '{"answer": 5}', "```python\nx\n```", "a b c"]
+
+
+def _module_level_correct(text, answer=None, **row):
+    return answer is not None and answer in text
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if family(n) in PICKLED_FAMILIES])
+def test_rewards_survive_pickling(name):
+    import pickle
+
+    params = dict(REQUIRED_PARAMS.get(name, {}))
+    if name == "cosine_scaled":
+        params["correct"] = _module_level_correct  # a lambda would not pickle, by design of pickle
+    func = get(name, **params)
+    clone = pickle.loads(pickle.dumps(func))
+    columns = {"answer": ["5"] * 4, "schema": [SCHEMA] * 4, "completion_ids": [[1] * 30] * 4}
+    assert clone.__name__ == func.__name__ == name
+    assert clone(SAMPLE, **columns) == func(SAMPLE, **columns)
+
+
+def test_combined_reward_survives_pickling():
+    import pickle
+
+    from grpokit.rewards import combine
+
+    func = combine(["incremental_format", "json_format"], weights=[(0, [1.0, 0.0]), (10, [0.0, 1.0])], gate="tag_count", gate_threshold=0.5)
+    clone = pickle.loads(pickle.dumps(func))
+    assert clone.__name__ == func.__name__ and clone(SAMPLE) == func(SAMPLE)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
-from grpokit.rewards.registry import RewardConfigError, get, named
+from grpokit.rewards.registry import RewardConfigError, get
 
 _MODES = ("sum", "product", "gated")
 _MISSING = ("skip", "renormalize", "propagate")
@@ -76,34 +76,43 @@ def _weight_list(values: Any, n: int, what: str) -> list[float]:
     return [_number(v, what) for v in values]
 
 
-def _schedule(weights: Any, n: int) -> Callable[[int], list[float]]:
-    """weights (any accepted form) -> step -> list of n floats; checked here, at construction."""
-    if weights is None:
-        return lambda step: [1.0] * n
-    if callable(weights):
+class _Schedule:
+    """weights (any accepted form) -> step -> list of n floats; checked at construction.
 
-        def scheduled(step: int) -> list[float]:
-            return _weight_list(weights(step), n, f"weights({step})")
+    A class rather than closures so that a combined reward pickles.
+    """
 
-        scheduled(0)  # fail at construction, not at step 0 of training
-        return scheduled
-    if isinstance(weights, (list, tuple)) and weights and all(isinstance(w, (list, tuple)) and len(w) == 2 for w in weights):
-        points = sorted((_number(step, "a breakpoint step"), _weight_list(ws, n, f"weights at step {step}")) for step, ws in weights)
-        if len({s for s, _ in points}) != len(points):
-            raise RewardConfigError("weights breakpoints repeat a step; give each step once")
+    def __init__(self, weights: Any, n: int):
+        self.n = n
+        self.fixed: list[float] | None = None
+        self.func: Callable[[int], Any] | None = None
+        self.points: list[tuple[float, list[float]]] | None = None
+        if weights is None:
+            self.fixed = [1.0] * n
+        elif callable(weights):
+            self.func = weights
+            self(0)  # fail at construction, not at step 0 of training
+        elif isinstance(weights, (list, tuple)) and weights and all(isinstance(w, (list, tuple)) and len(w) == 2 for w in weights):
+            points = sorted((_number(step, "a breakpoint step"), _weight_list(ws, n, f"weights at step {step}")) for step, ws in weights)
+            if len({step for step, _ in points}) != len(points):
+                raise RewardConfigError("weights breakpoints repeat a step; give each step once")
+            self.points = points
+        else:
+            self.fixed = _weight_list(weights, n, "weights")
 
-        def interpolated(step: int) -> list[float]:
-            if step <= points[0][0]:
-                return list(points[0][1])
-            for (s0, w0), (s1, w1) in zip(points, points[1:]):
-                if step <= s1:
-                    t = (step - s0) / (s1 - s0)
-                    return [a + t * (b - a) for a, b in zip(w0, w1)]
-            return list(points[-1][1])
-
-        return interpolated
-    fixed = _weight_list(weights, n, "weights")
-    return lambda step: list(fixed)
+    def __call__(self, step: int) -> list[float]:
+        if self.fixed is not None:
+            return list(self.fixed)
+        if self.func is not None:
+            return _weight_list(self.func(step), self.n, f"weights({step})")
+        points = self.points
+        if step <= points[0][0]:
+            return list(points[0][1])
+        for (s0, w0), (s1, w1) in zip(points, points[1:]):
+            if step <= s1:
+                t = (step - s0) / (s1 - s0)
+                return [a + t * (b - a) for a, b in zip(w0, w1)]
+        return list(points[-1][1])
 
 
 def _step(kwargs: dict) -> int:
@@ -197,7 +206,7 @@ def combine(
         raise RewardConfigError("combine needs at least one reward")
     parts = [_resolve(f, "each reward") for f in funcs]
     part_names = _unique_names(parts)
-    schedule = _schedule(weights, len(parts))
+    schedule = _Schedule(weights, len(parts))
     if mode == "gated" and gate is None:
         raise RewardConfigError("mode='gated' needs gate= (the reward that must pass, e.g. 'strict_xml_format')")
     gate_func = _resolve(gate, "gate") if gate is not None else None
@@ -210,39 +219,77 @@ def combine(
     default_name = joiner.join(part_names) + (f"|{gate_name}" if gate_name else "")
     if name is not None and (not isinstance(name, str) or not name):
         raise RewardConfigError(f"name must be a non-empty string, got {name!r}")
-    fold = _product if mode == "product" else _sum
-    final_name = name or default_name
+    return CombinedReward(
+        name or default_name,
+        parts=dict(zip(part_names, parts)),
+        schedule=schedule,
+        gate=(gate_name, gate_func) if gate_func is not None else None,
+        gate_threshold=gate_threshold,
+        gate_fail=gate_fail,
+        product=mode == "product",
+        missing=missing,
+        log_fn=log_fn,
+        trl_logging=bool(trl_logging),
+    )
 
-    def reward(completions, **kwargs):
+
+class CombinedReward:
+    """The reward `combine()` returns: call it like any reward; see the module docstring.
+
+    Attributes: `last_components` (part name -> last batch's scores, the gate as
+    'gate:<name>'), `last_weights` (part name -> weight used), `components()`.
+    """
+
+    def __init__(self, name, *, parts, schedule, gate, gate_threshold, gate_fail, product, missing, log_fn, trl_logging):
+        self.__name__ = self.__qualname__ = name
+        self.parts = parts
+        self.schedule = schedule
+        self.gate = gate
+        self.gate_threshold = gate_threshold
+        self.gate_fail = gate_fail
+        self.product = product
+        self.missing = missing
+        self.log_fn = log_fn
+        self.trl_logging = trl_logging
+        self.last_components: dict[str, list] = {}
+        self.last_weights = dict(zip(parts, schedule(0)))
+
+    def __call__(self, completions, **kwargs):
         step = _step(kwargs)
-        weights_now = schedule(step)
-        columns = {n: _scores(f, n, completions, kwargs) for n, f in zip(part_names, parts)}
-        gate_scores = _scores(gate_func, gate_name, completions, kwargs) if gate_func is not None else None
+        weights_now = self.schedule(step)
+        columns = {n: _scores(f, n, completions, kwargs) for n, f in self.parts.items()}
+        gate_scores = _scores(self.gate[1], self.gate[0], completions, kwargs) if self.gate else None
+        fold = _product if self.product else _sum
         combined: list[float | None] = []
         for i in range(len(completions)):
             if gate_scores is not None:
                 g = gate_scores[i]
                 if g is None:
-                    combined.append(None)
+                    combined.append(None)  # the gate cannot judge, so neither can we
                     continue
-                if g < gate_threshold - 1e-9:
-                    combined.append(gate_fail)
+                if g < self.gate_threshold - 1e-9:
+                    combined.append(self.gate_fail)
                     continue
-            combined.append(fold([columns[n][i] for n in part_names], weights_now, missing))
+            combined.append(fold([columns[n][i] for n in self.parts], weights_now, self.missing))
         if gate_scores is not None:
-            columns[f"gate:{gate_name}"] = gate_scores
-        reward.last_components = columns
-        reward.last_weights = dict(zip(part_names, weights_now))
-        if log_fn is not None:
-            log_fn(columns, weights_now, step)
-        if trl_logging:
-            _trl_log(final_name, columns, kwargs)
+            columns[f"gate:{self.gate[0]}"] = gate_scores
+        self.last_components = columns
+        self.last_weights = dict(zip(self.parts, weights_now))
+        if self.log_fn is not None:
+            self.log_fn(columns, weights_now, step)
+        if self.trl_logging:
+            _trl_log(self.__name__, columns, kwargs)
         return combined
 
-    reward.last_components = {}
-    reward.last_weights = dict(zip(part_names, schedule(0)))
-    reward.components = lambda: dict(zip(part_names, parts)) | ({f"gate:{gate_name}": gate_func} if gate_func else {})
-    return named(final_name, reward)
+    def components(self) -> dict[str, Callable]:
+        """Part name -> reward function (the gate as 'gate:<name>'), to log each on its own."""
+        out = dict(self.parts)
+        if self.gate:
+            out[f"gate:{self.gate[0]}"] = self.gate[1]
+        return out
+
+    def __repr__(self) -> str:
+        return f"<combined reward {self.__name__}>"
 
 
 def _trl_log(combined_name: str, columns: dict, kwargs: dict) -> None:

@@ -13,7 +13,8 @@ from itertools import islice
 from typing import Any, Sequence
 
 from grpokit.completions import code_blocks, json_values, language_matches, texts
-from grpokit.rewards.registry import RewardConfigError, named, register
+from grpokit.rewards._bound import BatchReward, TextReward
+from grpokit.rewards.registry import RewardConfigError, register
 
 _DEFAULT_TAGS = ("reasoning", "answer")
 
@@ -79,10 +80,7 @@ def strict_xml_format(tags: Sequence[str] = _DEFAULT_TAGS, allow_empty: bool = F
     """
     tags = _check_tags(tags)
 
-    def reward(completions, **kwargs):
-        return [1.0 if _strict_ok(text, tags, allow_empty) else 0.0 for text in texts(completions)]
-
-    return named("strict_xml_format", reward)
+    return TextReward("strict_xml_format", _strict_ok, tags=tags, allow_empty=bool(allow_empty))
 
 
 def _soft_ok(text: str, tags: tuple[str, ...]) -> bool:
@@ -117,10 +115,7 @@ def soft_xml_format(tags: Sequence[str] = _DEFAULT_TAGS):
     """
     tags = _check_tags(tags)
 
-    def reward(completions, **kwargs):
-        return [1.0 if _soft_ok(text, tags) else 0.0 for text in texts(completions)]
-
-    return named("soft_xml_format", reward)
+    return TextReward("soft_xml_format", _soft_ok, tags=tags)
 
 
 def _incremental_score(text: str, tags: tuple[str, ...], per_char: float, max_penalty: float) -> float:
@@ -167,12 +162,9 @@ def incremental_format(tags: Sequence[str] = _DEFAULT_TAGS, trailing_penalty: fl
     for pname, value in (("trailing_penalty", trailing_penalty), ("max_penalty", max_penalty)):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
             raise RewardConfigError(f"{pname} must be a finite number >= 0, got {value!r}")
-    per_char, cap = float(trailing_penalty), float(max_penalty)
-
-    def reward(completions, **kwargs):
-        return [_incremental_score(text, tags, per_char, cap) for text in texts(completions)]
-
-    return named("incremental_format", reward)
+    return TextReward(
+        "incremental_format", _incremental_score, tags=tags, per_char=float(trailing_penalty), max_penalty=float(max_penalty)
+    )
 
 
 def _tag_count_score(text: str, tags: tuple[str, ...]) -> float:
@@ -200,10 +192,7 @@ def tag_count(tags: Sequence[str] = _DEFAULT_TAGS):
     """
     tags = _check_tags(tags)
 
-    def reward(completions, **kwargs):
-        return [_tag_count_score(text, tags) for text in texts(completions)]
-
-    return named("tag_count", reward)
+    return TextReward("tag_count", _tag_count_score, tags=tags)
 
 
 def _whole_json(text: str) -> bool:
@@ -239,12 +228,11 @@ def json_format(whole: bool = False):
     if not isinstance(whole, bool):
         raise RewardConfigError(f"whole must be true or false, got {whole!r}")
 
-    def reward(completions, **kwargs):
-        if whole:
-            return [1.0 if _whole_json(text) else 0.0 for text in texts(completions)]
-        return [1.0 if any(isinstance(v, (dict, list)) and v for v in json_values(text)) else 0.0 for text in texts(completions)]
+    return TextReward("json_format", _whole_json if whole else _contains_json)
 
-    return named("json_format", reward)
+
+def _contains_json(text: str) -> bool:
+    return any(isinstance(v, (dict, list)) and v for v in json_values(text))
 
 
 @register("code_block_format", family="format")
@@ -264,20 +252,18 @@ def code_block_format(language: str | None = None):
     if language is not None and (not isinstance(language, str) or not language.strip()):
         raise RewardConfigError(f"language must be a language name like 'python' or omitted, got {language!r}")
 
-    def score(text: str) -> float:
-        best = 0.0
-        for lang, body, closed in code_blocks(text):
-            if not body.strip():
-                continue
-            if closed and (language is None or language_matches(lang, language)):
-                return 1.0
-            best = 0.5
-        return best
+    return TextReward("code_block_format", _code_block_score, language=language)
 
-    def reward(completions, **kwargs):
-        return [score(text) for text in texts(completions)]
 
-    return named("code_block_format", reward)
+def _code_block_score(text: str, language: str | None) -> float:
+    best = 0.0
+    for lang, body, closed in code_blocks(text):
+        if not body.strip():
+            continue
+        if closed and (language is None or language_matches(lang, language)):
+            return 1.0
+        best = 0.5
+    return best
 
 
 @register("think_format", family="format")
@@ -298,20 +284,18 @@ def think_format(require_open: bool = True):
     if not isinstance(require_open, bool):
         raise RewardConfigError(f"require_open must be true or false, got {require_open!r}")
 
-    def ok(text: str) -> bool:
-        if text.count("</think>") != 1:
-            return False
-        opens = text.count("<think>")
-        if opens > 1 or (opens == 0 and require_open):
-            return False
-        if opens == 1 and (not text.lstrip().startswith("<think>")):
-            return False
-        return bool(text[text.find("</think>") + len("</think>") :].strip())
+    return TextReward("think_format", _think_ok, require_open=require_open)
 
-    def reward(completions, **kwargs):
-        return [1.0 if ok(text) else 0.0 for text in texts(completions)]
 
-    return named("think_format", reward)
+def _think_ok(text: str, require_open: bool) -> bool:
+    if text.count("</think>") != 1:
+        return False
+    opens = text.count("<think>")
+    if opens > 1 or (opens == 0 and require_open):
+        return False
+    if opens == 1 and not text.lstrip().startswith("<think>"):
+        return False
+    return bool(text[text.find("</think>") + len("</think>") :].strip())
 
 
 def _load_schema(schema: Any) -> Any:
@@ -339,6 +323,10 @@ class _ValidatorCache:
     def __init__(self, size: int = 256):
         self.size = size
         self.items: dict[str, Any] = {}
+
+    def __getstate__(self):
+        # compiled validators stay behind when the reward is pickled; they rebuild on use
+        return {"size": self.size, "items": {}}
 
     def get(self, schema: Any):
         """The validator, or None when the schema itself is broken."""
@@ -421,30 +409,30 @@ def json_schema(schema: Any = None, partial_max: float = 0.5):
     """
     if not isinstance(partial_max, (int, float)) or isinstance(partial_max, bool) or not 0 <= partial_max < 1:
         raise RewardConfigError(f"partial_max must be a number in [0, 1), got {partial_max!r}")
-    default = None
     if schema is not None:
         try:
-            default = _validator_for(_load_schema(schema))
+            _validator_for(_load_schema(schema))
         except Exception as exc:  # noqa: BLE001 - report any flavour of bad schema the same way
             message = getattr(exc, "message", None) or str(exc)
             raise RewardConfigError(
                 f"json_schema: the schema parameter is not a valid JSON schema ({message}); fix it, "
                 "or leave it out and give a `schema` column"
             ) from None
-    cache = _ValidatorCache()
+    return BatchReward("json_schema", _json_schema_batch, default=schema, partial_max=float(partial_max), _cache=_ValidatorCache())
 
-    def reward(completions, schema=None, **kwargs):
-        items = texts(completions)
-        rows = schema if isinstance(schema, (list, tuple)) else [schema] * len(items)
-        scores: list[float | None] = []
-        for i, text in enumerate(items):
-            row = rows[i] if i < len(rows) else None
-            validator = default if row is None or row == "" else cache.get(row)
-            if validator is None:
-                scores.append(None)
-                continue
-            instance = _pick_instance(text, validator.schema)
-            scores.append(0.0 if instance is _NOTHING else _schema_score(validator, instance, float(partial_max)))
-        return scores
 
-    return named("json_schema", reward)
+def _json_schema_batch(completions, kwargs: dict, default: Any, partial_max: float, _cache: "_ValidatorCache") -> list:
+    items = texts(completions)
+    column = kwargs.get("schema")
+    rows = column if isinstance(column, (list, tuple)) else [column] * len(items)
+    scores: list[float | None] = []
+    for i, text in enumerate(items):
+        row = rows[i] if i < len(rows) else None
+        use = default if row is None or row == "" else row
+        validator = None if use is None else _cache.get(use)
+        if validator is None:
+            scores.append(None)
+            continue
+        instance = _pick_instance(text, validator.schema)
+        scores.append(0.0 if instance is _NOTHING else _schema_score(validator, instance, partial_max))
+    return scores

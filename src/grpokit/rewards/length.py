@@ -12,10 +12,11 @@ Every reward here measures a completion in one `unit`:
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 from grpokit.completions import texts
-from grpokit.rewards.registry import RewardConfigError, get, named, register
+from grpokit.rewards._bound import BatchReward
+from grpokit.rewards.registry import RewardConfigError, get, register
 
 _UNITS = ("words", "chars", "tokens")
 
@@ -31,7 +32,14 @@ class _Counter:
         if tokenizer is not None and unit != "tokens":
             raise RewardConfigError(f"a tokenizer only applies to unit='tokens'; drop it or set unit='tokens' (unit is {unit!r})")
         self.unit = unit
-        self.count_tokens = _token_counter(tokenizer) if tokenizer is not None else None
+        if isinstance(tokenizer, str):
+            tokenizer = _load_tokenizer(tokenizer)
+        if tokenizer is not None and not (hasattr(tokenizer, "encode") or callable(tokenizer)):
+            raise RewardConfigError(
+                "tokenizer must be a Hugging Face tokenizer, a callable text -> tokens, or a tokenizer name; "
+                f"got {type(tokenizer).__name__}"
+            )
+        self.tokenizer = tokenizer  # kept as an object (not a closure) so the reward pickles
 
     def __call__(self, completions, kwargs: dict) -> list[int | None]:
         items = texts(completions)
@@ -42,41 +50,24 @@ class _Counter:
         ids = kwargs.get("completion_ids")
         if isinstance(ids, (list, tuple)) and len(ids) == len(items):
             return [len(row) if hasattr(row, "__len__") else None for row in ids]
-        if self.count_tokens is None:
+        if self.tokenizer is None:
             return [None] * len(items)
         return [self.count_tokens(text) for text in items]
 
-
-def _token_counter(tokenizer: Any) -> Callable[[str], int | None]:
-    if isinstance(tokenizer, str):
-        tokenizer = _load_tokenizer(tokenizer)
-    if hasattr(tokenizer, "encode"):
-        encode = tokenizer.encode
-
-        def count(text: str) -> int | None:
-            try:
-                return len(encode(text, add_special_tokens=False))
-            except TypeError:  # a tokenizer without add_special_tokens
-                return len(encode(text))
-            except Exception:  # noqa: BLE001 - a tokenizer choking on odd text: this row cannot be measured
-                return None
-
-        return count
-    if callable(tokenizer):
-
-        def count(text: str) -> int | None:
-            try:
-                result = tokenizer(text)
-            except Exception:  # noqa: BLE001 - as above
-                return None
+    def count_tokens(self, text: str) -> int | None:
+        tokenizer = self.tokenizer
+        try:
+            if hasattr(tokenizer, "encode"):
+                try:
+                    return len(tokenizer.encode(text, add_special_tokens=False))
+                except TypeError:  # a tokenizer without add_special_tokens
+                    return len(tokenizer.encode(text))
+            result = tokenizer(text)
             if isinstance(result, dict) or hasattr(result, "keys"):
                 result = result["input_ids"]
             return result if isinstance(result, int) else len(result)
-
-        return count
-    raise RewardConfigError(
-        f"tokenizer must be a Hugging Face tokenizer, a callable text -> tokens, or a tokenizer name; got {type(tokenizer).__name__}"
-    )
+        except Exception:  # noqa: BLE001 - a tokenizer choking on odd text: this row cannot be measured
+            return None
 
 
 def _load_tokenizer(name: str):
@@ -120,16 +111,15 @@ def ideal_length(target: float, tolerance: float | None = None, scale: float | N
     scale = 0.5 * target if scale is None else _positive("scale", scale)
     counter = _Counter(unit, tokenizer, "words")
 
-    def score(n: int | None) -> float | None:
-        if n is None:
-            return None
-        excess = max(0.0, abs(n - target) - tolerance)
-        return 0.5 ** ((excess / scale) ** 2)
+    return BatchReward("ideal_length", _ideal_batch, counter=counter, target=target, tolerance=tolerance, scale=scale)
 
-    def reward(completions, **kwargs):
-        return [score(n) for n in counter(completions, kwargs)]
 
-    return named("ideal_length", reward)
+def _ideal_batch(completions, kwargs, counter, target, tolerance, scale):
+    out = []
+    for n in counter(completions, kwargs):
+        excess = None if n is None else max(0.0, abs(n - target) - tolerance)
+        out.append(None if excess is None else 0.5 ** ((excess / scale) ** 2))
+    return out
 
 
 @register("min_length", family="length")
@@ -150,10 +140,11 @@ def min_length(min_len: float, unit: str | None = None, tokenizer: Any = None):
     min_len = _positive("min_len", min_len)
     counter = _Counter(unit, tokenizer, "words")
 
-    def reward(completions, **kwargs):
-        return [None if n is None else min(1.0, n / min_len) for n in counter(completions, kwargs)]
+    return BatchReward("min_length", _min_batch, counter=counter, min_len=min_len)
 
-    return named("min_length", reward)
+
+def _min_batch(completions, kwargs, counter, min_len):
+    return [None if n is None else min(1.0, n / min_len) for n in counter(completions, kwargs)]
 
 
 @register("max_length_penalty", family="length")
@@ -174,10 +165,11 @@ def max_length_penalty(max_len: float, unit: str | None = None, tokenizer: Any =
     max_len = _positive("max_len", max_len)
     counter = _Counter(unit, tokenizer, "words")
 
-    def reward(completions, **kwargs):
-        return [None if n is None else -min(1.0, max(0.0, n - max_len) / max_len) for n in counter(completions, kwargs)]
+    return BatchReward("max_length_penalty", _max_batch, counter=counter, max_len=max_len)
 
-    return named("max_length_penalty", reward)
+
+def _max_batch(completions, kwargs, counter, max_len):
+    return [None if n is None else -min(1.0, max(0.0, n - max_len) / max_len) for n in counter(completions, kwargs)]
 
 
 @register("soft_overlong_punishment", family="length")
@@ -205,25 +197,26 @@ def soft_overlong_punishment(max_len: int = 1024, cache: int = 256, unit: str | 
     if cache > max_len:
         raise RewardConfigError(f"cache ({cache:g}) must not exceed max_len ({max_len:g}); lower cache")
     counter = _Counter(unit, tokenizer, "tokens")
+    return BatchReward("soft_overlong_punishment", _overlong_batch, counter=counter, max_len=max_len, cache=cache)
+
+
+def _overlong_batch(completions, kwargs, counter, max_len, cache):
     free = max_len - cache
-
-    def score(n: int | None) -> float | None:
+    out: list[float | None] = []
+    for n in counter(completions, kwargs):
         if n is None:
-            return None
-        if n > max_len:
-            return -1.0
-        if n <= free:
-            return 0.0
-        return (free - n) / cache
-
-    def reward(completions, **kwargs):
-        return [score(n) for n in counter(completions, kwargs)]
-
-    return named("soft_overlong_punishment", reward)
+            out.append(None)
+        elif n > max_len:
+            out.append(-1.0)
+        elif n <= free:
+            out.append(0.0)
+        else:
+            out.append((free - n) / cache)
+    return out
 
 
-def _correctness_source(correctness: Any, correct: Any, threshold: float) -> Callable[..., list]:
-    """A batch function completions, **kwargs -> list[bool | None]."""
+def _check_correctness(correctness: Any, correct: Any) -> tuple[Any, Any]:
+    """(reward function or None, correct function or None), exactly one set."""
     if (correctness is None) == (correct is None):
         raise RewardConfigError(
             "cosine_scaled needs exactly one of correctness= (a reward name such as 'numeric_match', or a reward "
@@ -232,25 +225,24 @@ def _correctness_source(correctness: Any, correct: Any, threshold: float) -> Cal
     if correct is not None:
         if not callable(correct):
             raise RewardConfigError(f"correct must be a function text, **row -> bool, got {correct!r}")
-
-        def judge(completions, **kwargs):
-            items = texts(completions)
-            out: list[bool | None] = []
-            for i, text in enumerate(items):
-                row = {k: v[i] for k, v in kwargs.items() if isinstance(v, (list, tuple)) and len(v) == len(items)}
-                verdict = correct(text, **row)
-                out.append(None if verdict is None else bool(verdict))
-            return out
-
-        return judge
+        return None, correct
     func = get(correctness) if isinstance(correctness, str) else correctness
     if not callable(func):
         raise RewardConfigError(f"correctness must be a reward name or a reward function, got {correctness!r}")
+    return func, None
 
-    def judge(completions, **kwargs):
-        return [None if s is None else s >= threshold for s in func(completions, **kwargs)]
 
-    return judge
+def _verdicts(completions, kwargs: dict, reward: Any, correct: Any, threshold: float) -> list[bool | None]:
+    if reward is not None:
+        return [None if s is None else s >= threshold for s in reward(completions, **kwargs)]
+    items = texts(completions)
+    out: list[bool | None] = []
+    for i, text in enumerate(items):
+        # the row's own column values, as the `correct` function documents
+        row = {k: v[i] for k, v in kwargs.items() if isinstance(v, (list, tuple)) and len(v) == len(items)}
+        verdict = correct(text, **row)
+        out.append(None if verdict is None else bool(verdict))
+    return out
 
 
 @register("cosine_scaled", family="length")
@@ -300,7 +292,7 @@ def cosine_scaled(
     Columns: whatever the correctness reward reads (usually `answer`), and
     `completion_ids` (passed by TRL) for unit="tokens".
     """
-    judge = _correctness_source(correctness, correct, threshold)
+    reward_func, correct_func = _check_correctness(correctness, correct)
     max_len = _positive("max_len", max_len)
     values = dict(
         min_value_correct=min_value_correct,
@@ -321,18 +313,30 @@ def cosine_scaled(
             "would beat a long right one; lower max_value_wrong"
         )
     counter = _Counter(unit, tokenizer, "tokens")
+    return BatchReward(
+        "cosine_scaled",
+        _cosine_batch,
+        counter=counter,
+        reward=reward_func,
+        correct=correct_func,
+        threshold=float(threshold),
+        max_len=max_len,
+        correct_range=(float(max_value_correct), float(min_value_correct)),
+        wrong_range=(float(min_value_wrong), float(max_value_wrong)),
+        exceed_penalty=None if exceed_penalty is None else float(exceed_penalty),
+    )
 
-    def score(ok: bool | None, n: int | None) -> float | None:
+
+def _cosine_batch(completions, kwargs, counter, reward, correct, threshold, max_len, correct_range, wrong_range, exceed_penalty):
+    out: list[float | None] = []
+    for ok, n in zip(_verdicts(completions, kwargs, reward, correct, threshold), counter(completions, kwargs)):
         if ok is None or n is None:
-            return None
-        if exceed_penalty is not None and n > max_len:
-            return float(exceed_penalty)
-        start, end = (max_value_correct, min_value_correct) if ok else (min_value_wrong, max_value_wrong)
-        progress = min(n, max_len) / max_len
-        return end + 0.5 * (start - end) * (1.0 + math.cos(math.pi * progress))
-
-    def reward(completions, **kwargs):
-        verdicts = judge(completions, **kwargs)
-        return [score(ok, n) for ok, n in zip(verdicts, counter(completions, kwargs))]
-
-    return named("cosine_scaled", reward)
+            out.append(None)
+        elif exceed_penalty is not None and n > max_len:
+            out.append(exceed_penalty)
+        else:
+            # (start, end): the score at zero length and at max_len
+            start, end = correct_range if ok else wrong_range
+            progress = min(n, max_len) / max_len
+            out.append(end + 0.5 * (start - end) * (1.0 + math.cos(math.pi * progress)))
+    return out
