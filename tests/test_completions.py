@@ -168,3 +168,25 @@ def test_json_values(text, expected):
     from grpokit.completions import json_values
 
     assert list(json_values(text)) == expected
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(["<answer>", "</answer>", "```", "```python\n", "\n", "{", "}", "[", "]", '"a"', ":", "\\boxed{", "-1,000.5", "\x00", "\ud800"])
+_TEXT = st.lists(st.one_of(_PIECES, st.text(st.characters(blacklist_categories=()), max_size=10)), max_size=25).map("".join)
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(_TEXT)
+def test_extractors_never_raise(text):
+    # model output is arbitrary: every extractor returns a value or None, and to_text always text
+    assert isinstance(to_text(text), str) and isinstance(to_text([{"role": "assistant", "content": text}]), str)
+    for result in (extract_tag(text, "answer"), extract_boxed(text), extract_code_block(text, "python"), extract_final_number(text)):
+        assert result is None or isinstance(result, str)
+    extract_json(text)
+    assert all(isinstance(b, tuple) and len(b) == 3 for b in code_blocks(text))
+    # tag_spans agrees with the regex it replaced
+    import re
+
+    assert [text[s:e] for s, e in tag_spans(text, "answer")] == re.findall(r"<answer>(.*?)</answer>", text, re.DOTALL)

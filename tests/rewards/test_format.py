@@ -28,6 +28,7 @@ STRICT = [
     ("<answer>b</answer><reasoning>a</reasoning>", 0.0),  # wrong order
     ("<reasoning>a<reasoning>b</reasoning></reasoning><answer>c</answer>", 0.0),  # nested tags
     ("<reasoning>a</reasoning><answer>b</answer><answer>c</answer>", 0.0),  # repeated block
+    ("<reasoning>a<answer>b</reasoning></answer>", 0.0),  # interleaved: answer opens inside reasoning
     ("<reasoning>a</reasoning><answer>  </answer>", 0.0),  # empty answer is not an answer
     ("<reasoning>a</reasoning>", 0.0),  # wrong: answer missing
     ("", 0.0),  # empty completion

@@ -51,7 +51,7 @@ def _strict_ok(text: str, tags: tuple[str, ...], allow_empty: bool) -> bool:
         if text.count(opening) != 1 or text.count(closing) != 1:
             return False
         start = text.find(opening)
-        if text[pos:start].strip():
+        if start < pos or text[pos:start].strip():  # interleaved, or text between blocks
             return False
         content_start = start + len(opening)
         end = text.find(closing, content_start)
