@@ -4,7 +4,8 @@
     reward = combine(["numeric_match", "incremental_format"], weights=[2.0, 0.5])
     reward = combine(["incremental_format", "numeric_match"],
                      weights=[(0, [1.0, 0.0]), (100, [0.2, 1.0])])   # format first, then correctness
-    reward = combine(["cosine_scaled_len"], gate="strict_xml_format")  # counts only when formatted
+    reward = combine([{"name": "ideal_length", "params": {"target": 200}}],
+                     gate="strict_xml_format")                      # length counts only when formatted
 
 Modes
   "sum"     - sum_i w_i * s_i
@@ -28,9 +29,10 @@ Schedules: `weights` may be a list of floats, a callable step -> list, or breakp
 `trainer_state.global_step`, which TRL passes to reward functions; 0 without it.
 
 Logging: under TRL each part's batch mean is logged as `rewards/<combined>/<part>/mean`
-(through the `log_metric` hook TRL passes to reward functions). The combined function also keeps `.last_components` (component name -> that batch's
-scores), `.last_weights`, calls `log_fn(components, weights, step)` after each batch when
-given, and `.components()` (or `components(reward)`) returns the parts as standalone rewards:
+through the `log_metric` hook TRL passes to reward functions. The combined reward also
+keeps `.last_components` (part name -> that batch's scores) and `.last_weights`, calls
+`log_fn(components, weights, step)` after each batch when given, and `.components()` (or
+`components(reward)`) returns the parts as standalone rewards:
 give them to TRL with weight 0 to log each as its own metric.
 """
 from __future__ import annotations
