@@ -218,3 +218,10 @@ def test_cosine_scaled_on_labelled_gsm8k_solutions(shared_data):
     wrong = [s for s, ok in zip(scores, labels) if not ok]
     assert right and wrong and min(s for _, s in right) > max(wrong)
     assert all(a[1] >= b[1] for a, b in zip(right, right[1:]))
+
+
+def test_cosine_scaled_resolves_a_correctness_reward_by_name():
+    # any registered reward can judge correctness; here json_format (1.0 = "correct")
+    func = get("cosine_scaled", correctness="json_format", max_len=10, unit="chars")
+    # 8 characters each: progress 0.8 along the schedule
+    assert func(['{"a": 1}', "no json!"]) == pytest.approx([0.5 + 0.25 * (1 + math.cos(math.pi * 0.8)), -0.5 - 0.25 * (1 + math.cos(math.pi * 0.8))])
