@@ -109,9 +109,15 @@ def test_reward_contract_on_arbitrary_text(name):
 
 @pytest.mark.parametrize("name", ALL)
 def test_reward_contract_without_columns(name):
-    # a data set may have none of the columns a reward reads: None is fine, raising is not
+    # A batch without the columns a reward reads is a data-set mistake, not model output:
+    # the reward may return None or raise RewardConfigError naming the column; nothing else.
     func = build(name)
-    check_scores(name, func(["<answer>5</answer>", [{"role": "assistant", "content": "5"}]]), 2)
+    try:
+        scores = func(["<answer>5</answer>", [{"role": "assistant", "content": "5"}]])
+    except RewardConfigError as exc:
+        assert "column" in str(exc), f"{name}: a missing-column error should name the column: {exc}"
+        return
+    check_scores(name, scores, 2)
 
 
 HUGE = {
