@@ -59,8 +59,10 @@ PARAMS = {
 }
 
 
-def load(limit: int | None) -> tuple[list[str], list[str]]:
-    completions, answers = [], []
+def load(limit: int | None) -> tuple[list[str], dict[str, list]]:
+    """The solutions and their columns: answer (gold number), prompts (the question),
+    reference (the human-written solution), sources (that solution as the one document)."""
+    completions, columns = [], {"answer": [], "prompts": [], "reference": [], "sources": []}
     with DATA.open() as fh:
         for line in fh:
             row = json.loads(line)
@@ -68,10 +70,14 @@ def load(limit: int | None) -> tuple[list[str], list[str]]:
             gold = (extract_final_number(row["ground_truth"]) or "").replace(",", "")
             for model in MODELS:
                 completions.append(row[model]["solution"])
-                answers.append(gold)
+                columns["answer"].append(gold)
+                columns["prompts"].append([{"role": "user", "content": row["question"]}])
+                columns["reference"].append(row["ground_truth"])
+                columns["sources"].append([row["ground_truth"]])
     if limit:
-        completions, answers = completions[:limit], answers[:limit]
-    return completions, answers
+        completions = completions[:limit]
+        columns = {k: v[:limit] for k, v in columns.items()}
+    return completions, columns
 
 
 def trl_baselines() -> dict:
@@ -92,10 +98,10 @@ def trl_baselines() -> dict:
     return {"soft_overlong_punishment": trl_overlong, "think_format": trl_think}
 
 
-def time_pass(func, completions, answers, batch) -> float:
+def time_pass(func, completions, columns, batch) -> float:
     start = time.perf_counter()
     for i in range(0, len(completions), batch):
-        func(completions[i : i + batch], answer=answers[i : i + batch], prompts=[""] * len(completions[i : i + batch]))
+        func(completions[i : i + batch], **{k: v[i : i + batch] for k, v in columns.items()})
     return time.perf_counter() - start
 
 
@@ -131,7 +137,7 @@ def hostile(rewards: dict, small: int = 30_000, big: int = 1_000_000) -> dict:
         slowest = (None, 0.0)
         for name, func in rewards.items():
             start = time.perf_counter()
-            func([big_text], answer=["5"])
+            func([big_text], answer=["5"], prompts=["What is 2 + 3?"], reference=["5"], sources=[["5"]])
             took = time.perf_counter() - start
             if took > slowest[1]:
                 slowest = (name, took)
@@ -151,7 +157,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     if not DATA.exists():
         sys.exit(f"data not found: {DATA} (the shared data folder must sit next to the project)")
-    completions, answers = load(args.limit)
+    completions, columns = load(args.limit)
     baselines = trl_baselines()
     selected = args.names.split(",") if args.names else names()
     results, skipped, built = {}, {}, {}
@@ -164,11 +170,11 @@ def main(argv=None) -> dict:
         built[name] = func
         base = baselines.get(name)
         ours_t, base_t = [], []
-        scores = func(completions[: args.batch], answer=answers[: args.batch])
+        scores = func(completions[: args.batch], **{k: v[: args.batch] for k, v in columns.items()})
         for _ in range(args.repeats):
-            ours_t.append(time_pass(func, completions, answers, args.batch))
+            ours_t.append(time_pass(func, completions, columns, args.batch))
             if base is not None:
-                base_t.append(time_pass(base, completions, answers, args.batch))
+                base_t.append(time_pass(base, completions, columns, args.batch))
         entry = {
             "family": family(name),
             "completions_per_s": round(len(completions) / statistics.median(ours_t), 1),
@@ -183,7 +189,7 @@ def main(argv=None) -> dict:
         print(f"{name:28s} {entry['completions_per_s']:>12,.0f} completions/s" + (f"  (TRL {entry['trl_completions_per_s']:,.0f}/s)" if base_t else ""))
     report = {
         "benchmark": "reward_throughput",
-        "data": f"{DATA.name}: {len(completions)} GPT-3 solutions to GSM8K test questions, gold answer column",
+        "data": f"{DATA.name}: {len(completions)} GPT-3 solutions to GSM8K test questions; columns answer, prompts, reference, sources",
         "batch_size": args.batch,
         "repeats": args.repeats,
         "statistic": "median over repeats",
