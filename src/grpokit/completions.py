@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 # Completions are model output; cap what the regex engines ever see so a 1 MB
 # completion cannot make a reward slow. Rewards that need the whole text use it.
@@ -75,11 +75,34 @@ def prompt_text(prompt: Any) -> str:
 
 def extract_tag(text: str, tag: str, *, last: bool = True) -> str | None:
     """Content of `<tag>...</tag>` (multi-line; the last occurrence by default)."""
-    pattern = re.compile(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", re.DOTALL)
-    matches = pattern.findall(text[-_MAX_SCAN:] if last else text[:_MAX_SCAN])
-    if not matches:
+    pairs = tag_spans(text[-_MAX_SCAN:] if last else text[:_MAX_SCAN], tag)
+    if not pairs:
         return None
-    return (matches[-1] if last else matches[0]).strip()
+    start, end = pairs[-1] if last else pairs[0]
+    return (text[-_MAX_SCAN:] if last else text[:_MAX_SCAN])[start:end].strip()
+
+
+def tag_spans(text: str, tag: str) -> list[tuple[int, int]]:
+    """(start, end) of the content of every `<tag>...</tag>`, left to right.
+
+    Same pairing as the regex `<tag>(.*?)</tag>` (leftmost open, first close
+    after it), but with str.find: a completion full of unclosed tags would make
+    the regex quadratic.
+    """
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    spans = []
+    pos = 0
+    while True:
+        start = text.find(opening, pos)
+        if start < 0:
+            break
+        start += len(opening)
+        end = text.find(closing, start)
+        if end < 0:
+            break  # no later close can pair with any later open either
+        spans.append((start, end))
+        pos = end + len(closing)
+    return spans
 
 
 def extract_boxed(text: str) -> str | None:
@@ -105,20 +128,48 @@ def extract_boxed(text: str) -> str | None:
     return None
 
 
-_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+# The info string is bounded and backtick-free so that a failed match costs
+# O(200), not O(rest of line): a line of 100k backticks must stay linear.
+_FENCE = re.compile(r"```([^`\n]{0,200})\n(.*?)(```|\Z)", re.DOTALL)
+_LANG = re.compile(r"[\w+#.-]*")
+_LANG_ALIASES = {
+    "python": {"python", "py", "python3"},
+    "javascript": {"javascript", "js"},
+    "typescript": {"typescript", "ts"},
+    "bash": {"bash", "sh", "shell", "zsh"},
+    "cpp": {"cpp", "c++", "cc", "cxx"},
+}
+
+
+def code_blocks(text: str) -> list[tuple[str, str, bool]]:
+    """Every fenced code block as (language, body, closed), in order.
+
+    `language` is the lower-cased first word of the info string ("" when
+    absent); `closed` is False for a final fence cut off by the length limit.
+    """
+    blocks = []
+    for info, body, end in _FENCE.findall(text[:_MAX_SCAN]):
+        lang = _LANG.match(info.strip()).group(0).lower()
+        blocks.append((lang, body, end == "```"))
+    return blocks
+
+
+def language_matches(block_language: str, wanted: str) -> bool:
+    """Whether a fence's language tag names `wanted` (aliases: py, js, sh, ...)."""
+    wanted = wanted.lower()
+    group = next((names for names in _LANG_ALIASES.values() if wanted in names), {wanted})
+    return block_language in group
 
 
 def extract_code_block(text: str, language: str | None = None) -> str | None:
     """The last fenced code block (optionally only blocks of `language`).
 
     An unterminated final fence counts: a completion cut at the length limit
-    still carries its code.
+    still carries its code. With `language`, untagged blocks count too.
     """
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text[:_MAX_SCAN])]
+    blocks = [(lang, body) for lang, body, _ in code_blocks(text)]
     if language is not None:
-        wanted = language.lower()
-        aliases = {"python": {"python", "py", "python3"}}.get(wanted, {wanted})
-        blocks = [b for b in blocks if b[0] in aliases or b[0] == ""]
+        blocks = [b for b in blocks if b[0] == "" or language_matches(b[0], language)]
     if not blocks:
         return None
     return blocks[-1][1].rstrip("\n")
@@ -135,28 +186,61 @@ def extract_final_number(text: str) -> str | None:
     return matches[-1].replace("$", "").replace(" ", "").replace("−", "-")
 
 
-def extract_json(text: str) -> Any | None:
+def extract_json(text: str, *, containers_only: bool = False) -> Any | None:
     """The first JSON object or array in the text (a fenced ```json block first).
 
-    Returns the parsed value, or None when nothing parses.
+    Returns the parsed value, or None when nothing parses. A whole text that is
+    a JSON scalar (`42`, `"yes"`) counts unless `containers_only`.
+    """
+    for value in json_values(text):
+        if not containers_only or isinstance(value, (dict, list)):
+            return value
+    return None
+
+
+def json_values(text: str, limit: int = 8) -> Iterator[Any]:
+    """Up to `limit` JSON values found in the text, in order of preference.
+
+    First a fenced ```json (or untagged) block, then the whole text, then each
+    object or array embedded in prose, left to right (an embedded value's own
+    nested objects are not yielded again). `null` is never yielded.
     """
     text = text[:_MAX_SCAN]
+    seen: list[Any] = []  # the fenced block is met again by the scan below
+    found = 0
     fenced = extract_code_block(text, "json")
-    candidates = [fenced] if fenced else []
-    candidates.append(text.strip())
-    for candidate in candidates:
+    for candidate in ([fenced] if fenced else []) + [text.strip()]:
         try:
-            return json.loads(candidate)
-        except (ValueError, RecursionError):
-            pass
-    decoder = json.JSONDecoder()
-    # Bounded: a completion full of braces must not make this quadratic.
-    for n, match in enumerate(re.finditer(r"[\[{]", text)):
-        if n >= 64:
-            break
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-            return value
+            value = json.loads(candidate)
         except (ValueError, RecursionError):
             continue
-    return None
+        if value is not None and value not in seen:
+            seen.append(value)
+            found += 1
+            yield value
+            if found >= limit:
+                return
+    decoder = json.JSONDecoder()
+    pos, failures = 0, 0
+    # Bounded: a completion full of braces must not make this quadratic.
+    while failures < 64:
+        match = _JSON_START.search(text, pos)
+        if match is None:
+            return
+        try:
+            value, end = decoder.raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            failures += 1
+            pos = match.start() + 1
+            continue
+        pos = end
+        if value in seen:
+            continue
+        seen.append(value)
+        found += 1
+        yield value
+        if found >= limit:
+            return
+
+
+_JSON_START = re.compile(r"[\[{]")

@@ -11,3 +11,4 @@ from grpokit.rewards.registry import (  # noqa: F401
     names,
     register,
 )
+from grpokit.rewards.combine import combine  # noqa: F401,E402

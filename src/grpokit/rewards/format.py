@@ -1,1 +1,438 @@
-"""Placeholder: filled by the format reward family."""
+"""Format rewards: does the completion have the shape the task asked for?
+
+Every reward here reads only the completion (plus the `schema` column for
+`json_schema`). Scores are in [0, 1] except `incremental_format`, whose
+trailing-text penalty can take it below 0 (down to -max_penalty).
+Tag matching is plain `str.find`/`str.count`, never a backtracking regex, so a
+1 MB completion full of half-open tags costs linear time.
+"""
+from __future__ import annotations
+
+import json
+from itertools import islice
+from typing import Any, Sequence
+
+from grpokit.completions import code_blocks, json_values, language_matches, texts
+from grpokit.rewards._bound import BatchReward, TextReward
+from grpokit.rewards.registry import RewardConfigError, register
+
+_DEFAULT_TAGS = ("reasoning", "answer")
+
+
+def _check_tags(tags: Any, param: str = "tags") -> tuple[str, ...]:
+    if isinstance(tags, str):
+        tags = (tags,)
+    try:
+        tags = tuple(tags)
+    except TypeError:
+        raise RewardConfigError(f"{param} must be a list of tag names like ['reasoning', 'answer'], got {tags!r}") from None
+    if not tags:
+        raise RewardConfigError(f"{param} must name at least one tag, e.g. ['reasoning', 'answer']")
+    for tag in tags:
+        if not isinstance(tag, str) or not tag or any(c in tag for c in "<>/ \t\n"):
+            raise RewardConfigError(
+                f"{param}: {tag!r} is not a tag name; give bare names without brackets, e.g. 'answer' not '<answer>'"
+            )
+    if len(set(tags)) != len(tags):
+        raise RewardConfigError(f"{param} lists a tag twice: {list(tags)}; list each tag once")
+    return tags
+
+
+def _markers(tag: str) -> tuple[str, str]:
+    return f"<{tag}>", f"</{tag}>"
+
+
+def _strict_ok(text: str, tags: tuple[str, ...], allow_empty: bool) -> bool:
+    # Each tag exactly once (this also rules out nested or repeated blocks),
+    # blocks back to back in order, only whitespace around and between them.
+    pos = 0
+    for tag in tags:
+        opening, closing = _markers(tag)
+        if text.count(opening) != 1 or text.count(closing) != 1:
+            return False
+        start = text.find(opening)
+        if start < pos or text[pos:start].strip():  # interleaved, or text between blocks
+            return False
+        content_start = start + len(opening)
+        end = text.find(closing, content_start)
+        if end < 0:
+            return False
+        if not allow_empty and not text[content_start:end].strip():
+            return False
+        pos = end + len(closing)
+    return not text[pos:].strip()
+
+
+@register("strict_xml_format", family="format")
+def strict_xml_format(tags: Sequence[str] = _DEFAULT_TAGS, allow_empty: bool = False):
+    """1.0 when the whole completion is exactly `<reasoning>...</reasoning><answer>...</answer>`.
+
+    Scores 1.0 or 0.0. The blocks must come in the order of `tags`, each tag
+    exactly once (no nested or repeated blocks), with nothing but whitespace
+    before, between and after them. Block contents may span many lines.
+
+    Parameters:
+      tags: tag names in order (default ["reasoning", "answer"]); e.g.
+        ["think", "answer"].
+      allow_empty: accept a block with only whitespace inside (default False).
+
+    Columns: none.
+    """
+    tags = _check_tags(tags)
+
+    return TextReward("strict_xml_format", _strict_ok, tags=tags, allow_empty=bool(allow_empty))
+
+
+def _soft_ok(text: str, tags: tuple[str, ...]) -> bool:
+    # Open and close of each tag, in order, anywhere in the text; whatever
+    # lies between (several lines, prose) is fine.
+    pos = 0
+    for tag in tags:
+        opening, closing = _markers(tag)
+        start = text.find(opening, pos)
+        if start < 0:
+            return False
+        end = text.find(closing, start + len(opening))
+        if end < 0:
+            return False
+        pos = end + len(closing)
+    return True
+
+
+@register("soft_xml_format", family="format")
+def soft_xml_format(tags: Sequence[str] = _DEFAULT_TAGS):
+    """1.0 when `<reasoning>...</reasoning>` and `<answer>...</answer>` appear in order anywhere.
+
+    Scores 1.0 or 0.0. Lenient: text before, between and after the blocks is
+    allowed, blocks may span lines, and repeats do not matter. Use
+    `strict_xml_format` for the exact shape, `incremental_format` for partial
+    credit.
+
+    Parameters:
+      tags: tag names in order (default ["reasoning", "answer"]).
+
+    Columns: none.
+    """
+    tags = _check_tags(tags)
+
+    return TextReward("soft_xml_format", _soft_ok, tags=tags)
+
+
+def _incremental_score(text: str, tags: tuple[str, ...], per_char: float, max_penalty: float) -> float:
+    markers = [m for tag in tags for m in _markers(tag)]
+    credit = sum(1 for m in markers if text.count(m) == 1) / len(markers)
+    # Text after the last closing tag is what a model learns to ramble into;
+    # it costs per character (whitespace is free), never more than max_penalty.
+    last_close = _markers(tags[-1])[1]
+    end = text.rfind(last_close)
+    penalty = 0.0
+    if end >= 0:
+        trailing = len(text) - end - len(last_close) - _trailing_space(text, end + len(last_close))
+        penalty = min(max_penalty, per_char * trailing)
+    return credit - penalty
+
+
+def _trailing_space(text: str, start: int) -> int:
+    # Whitespace characters after `start` (without copying a 1 MB tail twice).
+    tail = text[start:]
+    return len(tail) - len("".join(tail.split()))
+
+
+@register("incremental_format", family="format")
+def incremental_format(tags: Sequence[str] = _DEFAULT_TAGS, trailing_penalty: float = 0.001, max_penalty: float = 0.5):
+    """Partial credit for each expected tag opened and closed exactly once, minus trailing text.
+
+    Each opening and closing marker (`<answer>`, `</answer>`, ...) that appears
+    exactly once earns 1/(2 * number of tags), so a perfect completion scores
+    1.0 and a model that has learnt half the format gets half. Characters
+    (whitespace excluded) after the final closing tag cost `trailing_penalty`
+    each, at most `max_penalty`, so the score lies in [-max_penalty, 1].
+    A dense signal for the first steps of training, when strict format
+    rewards are all zero.
+
+    Parameters:
+      tags: tag names (default ["reasoning", "answer"]); the last one's closing
+        tag marks the end of the expected output.
+      trailing_penalty: penalty per character after that closing tag (0.001).
+      max_penalty: cap on the trailing-text penalty (0.5).
+
+    Columns: none.
+    """
+    tags = _check_tags(tags)
+    for pname, value in (("trailing_penalty", trailing_penalty), ("max_penalty", max_penalty)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
+            raise RewardConfigError(f"{pname} must be a finite number >= 0, got {value!r}")
+    return TextReward(
+        "incremental_format", _incremental_score, tags=tags, per_char=float(trailing_penalty), max_penalty=float(max_penalty)
+    )
+
+
+def _tag_count_score(text: str, tags: tuple[str, ...]) -> float:
+    good = 0
+    for tag in tags:
+        opening, closing = _markers(tag)
+        if text.count(opening) == 1 and text.count(closing) == 1 and text.find(opening) < text.find(closing):
+            good += 1
+    return good / len(tags)
+
+
+@register("tag_count", family="format")
+def tag_count(tags: Sequence[str] = _DEFAULT_TAGS):
+    """Share of expected tags that appear as exactly one well-ordered `<tag>...</tag>` pair.
+
+    A tag counts when its opening and closing markers each appear exactly once
+    and the opening comes first; the score is (tags that count) / (number of
+    tags). Unlike `incremental_format`, a lone opening tag earns nothing and
+    trailing text is not penalised.
+
+    Parameters:
+      tags: tag names (default ["reasoning", "answer"]).
+
+    Columns: none.
+    """
+    tags = _check_tags(tags)
+
+    return TextReward("tag_count", _tag_count_score, tags=tags)
+
+
+def _whole_json(text: str) -> bool:
+    stripped = text.strip()
+    # A reply that is one fenced ```json block and nothing else is still "only JSON".
+    if len(stripped) > 6 and stripped.startswith("```") and stripped.endswith("```"):
+        newline = stripped.find("\n")
+        body = stripped[newline + 1 : -3] if newline > 0 else ""
+        if newline > 0 and "`" not in stripped[3:newline] and "```" not in body:
+            stripped = body
+    try:
+        value = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, (dict, list))
+
+
+@register("json_format", family="format")
+def json_format(whole: bool = False):
+    """1.0 when the completion contains (or, with whole=True, is) a valid JSON object or array.
+
+    Scores 1.0 or 0.0. By default a JSON object or array anywhere in the text
+    counts if it is non-empty (the `{}` and `[]` of LaTeX and code prose are
+    not JSON answers). With `whole=True` the completion, stripped, must parse
+    as one object or array; a single fenced ```json block around it is
+    allowed. Bare scalars (`42`, `"yes"`) do not count.
+
+    Parameters:
+      whole: require the entire completion to be JSON (default False).
+
+    Columns: none.
+    """
+    if not isinstance(whole, bool):
+        raise RewardConfigError(f"whole must be true or false, got {whole!r}")
+
+    return TextReward("json_format", _whole_json if whole else _contains_json)
+
+
+def _contains_json(text: str) -> bool:
+    return any(isinstance(v, (dict, list)) and v for v in json_values(text))
+
+
+@register("code_block_format", family="format")
+def code_block_format(language: str | None = None):
+    """1.0 when the completion contains a closed, non-empty fenced code block (of `language`, if given).
+
+    Scores: 1.0 for a closed ``` block with a non-blank body (and, when
+    `language` is set, tagged with it: ```python, ```py ...); 0.5 for a near
+    miss (a block left unterminated, or tagged with another or no language);
+    0.0 when there is no code block.
+
+    Parameters:
+      language: required language tag, e.g. "python" (default: any).
+
+    Columns: none.
+    """
+    if language is not None and (not isinstance(language, str) or not language.strip()):
+        raise RewardConfigError(f"language must be a language name like 'python' or omitted, got {language!r}")
+
+    return TextReward("code_block_format", _code_block_score, language=language)
+
+
+def _code_block_score(text: str, language: str | None) -> float:
+    best = 0.0
+    for lang, body, closed in code_blocks(text):
+        if not body.strip():
+            continue
+        if closed and (language is None or language_matches(lang, language)):
+            return 1.0
+        best = 0.5
+    return best
+
+
+@register("think_format", family="format")
+def think_format(require_open: bool = True):
+    """1.0 when the completion is one `<think>...</think>` block followed by a non-empty answer.
+
+    Scores 1.0 or 0.0. The completion must start (after whitespace) with
+    `<think>`, contain exactly one `<think>` and one `</think>`, and have some
+    non-whitespace text after `</think>`: the answer.
+
+    Parameters:
+      require_open: set False for chat templates (DeepSeek-R1 style) that put
+        `<think>` in the prompt, so the completion starts inside the block and
+        has no opening tag (one is still accepted).
+
+    Columns: none.
+    """
+    if not isinstance(require_open, bool):
+        raise RewardConfigError(f"require_open must be true or false, got {require_open!r}")
+
+    return TextReward("think_format", _think_ok, require_open=require_open)
+
+
+def _think_ok(text: str, require_open: bool) -> bool:
+    if text.count("</think>") != 1:
+        return False
+    opens = text.count("<think>")
+    if opens > 1 or (opens == 0 and require_open):
+        return False
+    if opens == 1 and not text.lstrip().startswith("<think>"):
+        return False
+    return bool(text[text.find("</think>") + len("</think>") :].strip())
+
+
+def _load_schema(schema: Any) -> Any:
+    # The column may hold a dict or a JSON string (CSV/Parquet data sets).
+    if isinstance(schema, str):
+        return json.loads(schema)
+    return schema
+
+
+def _validator_for(schema: Any):
+    """A jsonschema validator for `schema`; raises jsonschema's SchemaError when invalid."""
+    from jsonschema.validators import validator_for
+
+    if not isinstance(schema, (dict, bool)):
+        raise TypeError(f"a JSON schema is an object, got {type(schema).__name__}")
+    cls = validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+class _ValidatorCache:
+    # A batch repeats each row's schema num_generations times; compiling and
+    # check_schema-ing once per distinct schema keeps this fast. Bounded, so a
+    # data set with a schema per row cannot grow it without limit.
+    def __init__(self, size: int = 256):
+        self.size = size
+        self.items: dict[str, Any] = {}
+
+    def __getstate__(self):
+        # compiled validators stay behind when the reward is pickled; they rebuild on use
+        return {"size": self.size, "items": {}}
+
+    def get(self, schema: Any):
+        """The validator, or None when the schema itself is broken."""
+        try:
+            key = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True)
+        except (TypeError, ValueError):
+            return None
+        if key in self.items:
+            return self.items[key]
+        try:
+            validator = _validator_for(_load_schema(schema))
+        except Exception:  # noqa: BLE001 - any broken schema means "this row cannot be scored"
+            validator = None
+        if len(self.items) >= self.size:
+            self.items.pop(next(iter(self.items)))
+        self.items[key] = validator
+        return validator
+
+
+_NOTHING = object()
+_JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def _pick_instance(text: str, schema: Any) -> Any:
+    """The JSON value to validate: the first one of the schema's top-level type.
+
+    A reply like "Step [1]: ... {"answer": 5}" holds an array before the object
+    the schema asks for; taking the first JSON value blindly would score the
+    wrong one.
+    """
+    values = list(json_values(text))
+    wanted = schema.get("type") if isinstance(schema, dict) else None
+    kinds = _JSON_TYPES.get(wanted) if isinstance(wanted, str) else None
+    if kinds is not None:
+        for value in values:
+            if isinstance(value, kinds) and not (kinds is not bool and isinstance(value, bool)):
+                return value
+    return values[0] if values else _NOTHING
+
+
+def _schema_score(validator, instance: Any, partial_max: float) -> float | None:
+    try:
+        errors = list(islice(validator.iter_errors(instance), 1000))
+        if not errors:
+            return 1.0
+        schema = validator.schema
+        required = schema.get("required") if isinstance(schema, dict) else None
+        if not isinstance(instance, dict) or not isinstance(required, list) or not required:
+            return 0.0
+        # A required key counts when present and no validation error lies
+        # under it, so a right key with a wrong type earns less than a right one.
+        blamed = {error.absolute_path[0] for error in errors if error.absolute_path}
+        good = sum(1 for key in required if isinstance(key, str) and key in instance and key not in blamed)
+        return partial_max * good / len(required)
+    except RecursionError:
+        return None  # a pathological recursive schema/instance pair: not scoreable
+    except Exception:  # noqa: BLE001 - e.g. an unresolvable $ref in the row's schema
+        return None
+
+
+@register("json_schema", family="format")
+def json_schema(schema: Any = None, partial_max: float = 0.5):
+    """1.0 when the completion's JSON validates against the schema; partial credit for required keys.
+
+    The JSON is the completion itself, a fenced ```json block, or the first
+    object/array in the text. Scores: 1.0 when it validates; otherwise, for a
+    JSON object, `partial_max` x (share of the schema's top-level `required`
+    keys that are present with a value their property schema accepts); 0.0
+    when no JSON is found or nothing counts. None when the row has no usable
+    schema (missing, or not a valid JSON schema): that row cannot be scored.
+
+    Parameters:
+      schema: a JSON schema (dict or JSON string) used for rows whose `schema`
+        column is empty or absent; checked at construction.
+      partial_max: the most a non-validating answer can earn (default 0.5,
+        must be in [0, 1)).
+
+    Columns: `schema` (optional; a dict or JSON string per row, overrides the
+    `schema` parameter).
+    """
+    if not isinstance(partial_max, (int, float)) or isinstance(partial_max, bool) or not 0 <= partial_max < 1:
+        raise RewardConfigError(f"partial_max must be a number in [0, 1), got {partial_max!r}")
+    if schema is not None:
+        try:
+            _validator_for(_load_schema(schema))
+        except Exception as exc:  # noqa: BLE001 - report any flavour of bad schema the same way
+            message = getattr(exc, "message", None) or str(exc)
+            raise RewardConfigError(
+                f"json_schema: the schema parameter is not a valid JSON schema ({message}); fix it, "
+                "or leave it out and give a `schema` column"
+            ) from None
+    return BatchReward("json_schema", _json_schema_batch, default=schema, partial_max=float(partial_max), _cache=_ValidatorCache())
+
+
+def _json_schema_batch(completions, kwargs: dict, default: Any, partial_max: float, _cache: "_ValidatorCache") -> list:
+    items = texts(completions)
+    column = kwargs.get("schema")
+    rows = column if isinstance(column, (list, tuple)) else [column] * len(items)
+    scores: list[float | None] = []
+    for i, text in enumerate(items):
+        row = rows[i] if i < len(rows) else None
+        use = default if row is None or row == "" else row
+        validator = None if use is None else _cache.get(use)
+        if validator is None:
+            scores.append(None)
+            continue
+        instance = _pick_instance(text, validator.schema)
+        scores.append(0.0 if instance is _NOTHING else _schema_score(validator, instance, partial_max))
+    return scores

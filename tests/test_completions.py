@@ -1,0 +1,192 @@
+"""completions.py: every TRL completion shape becomes text; extractors never raise and stay linear."""
+import time
+
+import pytest
+
+from grpokit.completions import (
+    code_blocks,
+    extract_boxed,
+    extract_code_block,
+    extract_final_number,
+    extract_json,
+    extract_tag,
+    prompt_text,
+    tag_spans,
+    texts,
+    to_text,
+)
+
+MSG = [{"role": "assistant", "content": "hi"}]
+
+
+@pytest.mark.parametrize(
+    "completion, expected",
+    [
+        ("plain", "plain"),  # plain-text data sets hand strings through
+        (MSG, "hi"),  # conversational: the assistant message's content
+        ([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}], "a"),  # other roles are not the completion
+        ([{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}], "ab"),  # several assistant turns join
+        ([{"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}], "xy"),  # multimodal parts
+        ({"role": "assistant", "content": "d"}, "d"),  # a bare message dict
+        ([{"role": "assistant", "content": None}], ""),  # a None content is empty, not "None"
+        (None, ""),  # a missing completion is empty text
+        ("a\x00b", "a\x00b"),  # NUL bytes are kept, they are text
+        ("bad \ud800 half", "bad ? half"),  # a lone surrogate is replaced so encoders downstream cannot fail
+    ],
+)
+def test_to_text(completion, expected):
+    assert to_text(completion) == expected
+
+
+def test_texts_and_prompt_text():
+    assert texts(["a", MSG]) == ["a", "hi"]  # mixed batches work item by item
+    # prompts keep every turn (system, user) in order, one per line
+    assert prompt_text([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]) == "s\nu"
+
+
+@pytest.mark.parametrize(
+    "text, tag, last, expected",
+    [
+        ("<answer>5</answer>", "answer", True, "5"),  # simplest case
+        ("<answer>\n line1\n line2\n</answer>", "answer", True, "line1\n line2"),  # multi-line needs DOTALL semantics
+        ("<answer>1</answer> then <answer>2</answer>", "answer", True, "2"),  # last occurrence by default
+        ("<answer>1</answer> then <answer>2</answer>", "answer", False, "1"),  # or the first one
+        ("<answer>unclosed", "answer", True, None),  # no closing tag: nothing to extract
+        ("</answer>5<answer>", "answer", True, None),  # close before open is not a block
+        ("<answer><answer>x</answer>", "answer", True, "<answer>x"),  # nested open: first open pairs with first close
+        ("no tags", "answer", True, None),  # nothing at all
+    ],
+)
+def test_extract_tag(text, tag, last, expected):
+    assert extract_tag(text, tag, last=last) == expected
+
+
+def test_tag_spans_positions():
+    text = "<a>x</a><a>yy</a>"
+    assert [text[s:e] for s, e in tag_spans(text, "a")] == ["x", "yy"]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("so \\boxed{42}", "42"),  # the usual case
+        ("\\boxed{\\frac{1}{2}}", "\\frac{1}{2}"),  # nested braces are balanced
+        ("\\boxed{1} and \\boxed{2}", "2"),  # the last box wins
+        ("\\boxed 7.", "7"),  # brace-less form
+        ("\\boxed{unclosed", None),  # unbalanced: nothing
+        ("no box", None),
+    ],
+)
+def test_extract_boxed(text, expected):
+    assert extract_boxed(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, language, expected",
+    [
+        ("```python\nprint(1)\n```", None, "print(1)"),  # closed block
+        ("```python\nprint(1)\n```", "py", "print(1)"),  # language aliases
+        ("```js\nx\n```\n```python\ny\n```", "python", "y"),  # pick the wanted language
+        ("```\nplain\n```", "python", "plain"),  # untagged blocks count for any language
+        ("```python\ncut off", None, "cut off"),  # an unterminated final block still has code
+        ("```rust\nfn\n```", "python", None),  # no block of that language
+        ("no code", None, None),
+    ],
+)
+def test_extract_code_block(text, language, expected):
+    assert extract_code_block(text, language) == expected
+
+
+def test_code_blocks_reports_language_and_closure():
+    blocks = code_blocks("```Python title='x'\na\n```\n```sh\nb")
+    assert blocks == [("python", "a\n", True), ("sh", "b", False)]  # language lower-cased, final block open
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The answer is 42.", "42"),
+        ("costs $1,234.50 total", "1,234.50"),  # commas and dollar signs
+        ("−3 degrees", "-3"),  # unicode minus becomes ASCII
+        ("ratio 3/4", "3/4"),  # fractions kept as written
+        ("50% off", "50%"),
+        ("no digits", None),
+    ],
+)
+def test_extract_final_number(text, expected):
+    assert extract_final_number(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, containers_only, expected",
+    [
+        ('{"a": 1}', False, {"a": 1}),  # whole text is JSON
+        ('Here:\n```json\n{"a": 2}\n```', False, {"a": 2}),  # fenced block first
+        ('prefix {"a": 3} suffix', False, {"a": 3}),  # embedded object
+        ("[1, 2]", False, [1, 2]),  # arrays count
+        ("42", False, 42),  # a scalar whole text parses
+        ("42", True, None),  # ... unless only objects/arrays are wanted
+        ("{broken", False, None),  # nothing parses
+        ("[" * 100_000, False, None),  # deep nesting hits RecursionError, which is caught
+    ],
+)
+def test_extract_json(text, containers_only, expected):
+    assert extract_json(text, containers_only=containers_only) == expected
+
+
+PATHOLOGICAL = [
+    "`" * 1_000_000,  # a million backticks: fence regex must not backtrack per position
+    "<answer>" * 125_000,  # unclosed tags: naive lazy regexes go quadratic
+    "{" * 1_000_000,
+    "1," * 500_000,
+    "\\boxed{" * 100_000,
+]
+
+
+@pytest.mark.parametrize("text", PATHOLOGICAL, ids=["backticks", "open-tags", "braces", "commas", "boxes"])
+def test_extractors_stay_fast_on_adversarial_text(text):
+    start = time.perf_counter()
+    extract_tag(text, "answer")
+    extract_code_block(text, "python")
+    extract_json(text)
+    extract_boxed(text)
+    extract_final_number(text)
+    # generous bound for a loaded 2-core machine; quadratic behaviour takes minutes
+    assert time.perf_counter() - start < 3.0
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('a [1] b {"x": {"y": 2}} c {"z": 3}', [[1], {"x": {"y": 2}}, {"z": 3}]),  # nested objects are not repeated
+        ('```json\n{"f": 1}\n```', [{"f": 1}]),  # the fenced block; whole text does not parse
+        ("null", []),  # null is "nothing found"
+        ("{" * 1000, []),  # only failures, bounded
+    ],
+)
+def test_json_values(text, expected):
+    from grpokit.completions import json_values
+
+    assert list(json_values(text)) == expected
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = st.sampled_from(["<answer>", "</answer>", "```", "```python\n", "\n", "{", "}", "[", "]", '"a"', ":", "\\boxed{", "-1,000.5", "\x00", "\ud800"])
+_TEXT = st.lists(st.one_of(_PIECES, st.text(st.characters(blacklist_categories=()), max_size=10)), max_size=25).map("".join)
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(_TEXT)
+def test_extractors_never_raise(text):
+    # model output is arbitrary: every extractor returns a value or None, and to_text always text
+    assert isinstance(to_text(text), str) and isinstance(to_text([{"role": "assistant", "content": text}]), str)
+    for result in (extract_tag(text, "answer"), extract_boxed(text), extract_code_block(text, "python"), extract_final_number(text)):
+        assert result is None or isinstance(result, str)
+    extract_json(text)
+    assert all(isinstance(b, tuple) and len(b) == 3 for b in code_blocks(text))
+    # tag_spans agrees with the regex it replaced
+    import re
+
+    assert [text[s:e] for s, e in tag_spans(text, "answer")] == re.findall(r"<answer>(.*?)</answer>", text, re.DOTALL)
