@@ -9,7 +9,8 @@ SRC = ROOT / "src"
 # Tests exercise this checkout's source even when another checkout is installed.
 sys.path.insert(0, str(SRC))
 os.environ["PYTHONPATH"] = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# CI and developers have shared/ beside the checkout; a worktree elsewhere sets GRPOKIT_SHARED_DATA.
+SHARED_DATA = Path(os.environ.get("GRPOKIT_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 
 @pytest.fixture
