@@ -384,7 +384,7 @@ def _render(result: DebugResult, console=None, max_rows: int = 20, preview: int 
     fixed = 7 + (8 if result.labels is not None else 0) + sum(max(len(n), 6) + 3 for n in result.names)
     preview = max(10, min(preview, console.width - fixed))
     rows = Table(title=f"reward scores ({len(result.completions)} samples)", show_lines=False)
-    rows.add_column("#", justify="right", no_wrap=True)
+    rows.add_column("#", justify="right", no_wrap=True, min_width=len(str(len(result.completions))))
     # The preview stays one line; rich shrinks it before the score columns.
     rows.add_column("completion", no_wrap=True, max_width=preview + 2)
     if result.labels is not None:

@@ -449,7 +449,9 @@ def group_diversity(method: str = "ngram", n: int = 2, aggregate: str = "mean"):
     similarity is the Jaccard overlap of word n-grams (method="ngram") or
     rapidfuzz's normalised edit similarity on the first 4,000 characters
     (method="fuzz"), averaged over the others (aggregate="mean") or the
-    closest one (aggregate="max"). A prompt with a single completion gets None.
+    closest one (aggregate="max"). An empty or whitespace-only completion
+    scores 0 (saying nothing is not a way to be different); a prompt with a
+    single completion gets None.
 
     Parameters: method ("ngram"), n (2), aggregate ("mean").
     Columns read: prompts.
@@ -487,6 +489,9 @@ def group_diversity(method: str = "ngram", n: int = 2, aggregate: str = "mean"):
                 continue
             sim = similarities([items[i] for i in rows])
             for a, row in enumerate(rows):
+                if not items[row].strip():
+                    scores[row] = 0.0
+                    continue
                 others = [sim[a][b] for b in range(len(rows)) if b != a]
                 closeness = max(others) if aggregate == "max" else sum(others) / len(others)
                 scores[row] = min(1.0, max(0.0, 1.0 - closeness))
