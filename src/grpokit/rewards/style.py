@@ -350,20 +350,28 @@ def _script_of(ch: str) -> str | None:
     return head.title()
 
 
+# Scripts written without spaces between words: each character counts as a
+# unit, as a Han character carries about as much as a Latin word. Elsewhere a
+# unit is a word (a run of letters), so "Python" in a Chinese question is one
+# unit, not six, and cannot outvote four Han characters.
+_PER_CHARACTER = {"Han", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan"}
+
+
 def _script_counts(text: str, ignore_markup: bool) -> Counter:
     text = text[: _MAX_CHARS]
     if ignore_markup:
         text = _MARKUP.sub(" ", text)
     counts: Counter = Counter()
     seen = 0
+    previous = None
     for ch in text:
-        if ch.isalpha():
-            script = _script_of(ch)
-            if script:
-                counts[script] += 1
-                seen += 1
-                if seen >= _MAX_LETTERS:
-                    break
+        script = _script_of(ch) if ch.isalpha() else None
+        if script and (script != previous or script in _PER_CHARACTER):
+            counts[script] += 1
+            seen += 1
+            if seen >= _MAX_LETTERS:
+                break
+        previous = script
     return counts
 
 
@@ -382,9 +390,11 @@ def language_consistency(binary: bool = False, ignore_markup: bool = True):
     """Rewards answers written in the same script as the question (no language drift).
 
     Compares Unicode scripts (Latin, Cyrillic, Greek, Arabic, Han, Hangul,
-    Devanagari, ...) of letters: the prompt's dominant script (its last user
-    turn for chat prompts) against the completion's letters. Score in [0, 1]:
-    the share of the completion's letters in that script (Han and Japanese kana
+    Devanagari, ...): the prompt's dominant script (its last user turn for
+    chat prompts) against the completion's. Text is counted in words, and in
+    characters for scripts written without spaces (Han, Thai, ...), so an
+    English term in a Chinese question does not outvote it. Score in [0, 1]:
+    the share of the completion's words in that script (Han and Japanese kana
     count as one script; Korean may use Han). With binary=True: 1.0 when the
     completion's dominant script matches, else 0.0. Code blocks, inline code,
     LaTeX math and URLs are ignored when ignore_markup is true, so a Chinese
