@@ -116,7 +116,12 @@ def resolve_rewards(funcs: Any) -> list[tuple[str, Callable]]:
     ({"name", "params"}), or a list of those. Duplicate names get "#2", "#3"."""
     from grpokit.rewards.registry import get
 
-    items = [funcs] if callable(funcs) or isinstance(funcs, (str, dict)) else list(funcs)
+    if callable(funcs) or isinstance(funcs, (str, dict)):
+        items = [funcs]
+    elif isinstance(funcs, Iterable):
+        items = list(funcs)
+    else:
+        raise ConfigError(f"cannot use {funcs!r} as a reward: give a callable, a registered name, or a list of them")
     if not items:
         raise ConfigError("no reward functions given: pass a callable, a registered name, or a list of them")
     resolved: list[tuple[str, Callable]] = []
@@ -170,15 +175,15 @@ def _score_batch(func: Callable, completions: list, columns: dict[str, list]):
     try:
         out = func(completions, **columns)
     except Exception as exc:  # the point is to report it, with the row
-        out, problem = None, ("raises", f"raised {type(exc).__name__}: {str(exc)[:200]}")
-    if out is not None:
+        problem = ("raises", f"raised {type(exc).__name__}: {str(exc)[:200]}")
+    if problem is None:
         try:
             out = list(out)
         except TypeError:
-            out = None
             problem = ("bad_return", f"returned a {type(out).__name__}, not a list")
-        if out is not None and len(out) != n:
-            problem = ("bad_return", f"returned {len(out)} values for {n} completions")
+        else:
+            if len(out) != n:
+                problem = ("bad_return", f"returned {len(out)} values for {n} completions")
         if problem:
             return scores, {i: "bad return" for i in range(n)}, problem, time.perf_counter() - start
     else:
@@ -230,7 +235,7 @@ def _pearson(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.sqrt(sxx * syy)
 
 
-def _stats(name, scores, errors, seconds, labels) -> tuple[RewardStats, list[Finding]]:
+def _stats(name, scores, errors, seconds, labels, failed=False) -> tuple[RewardStats, list[Finding]]:
     n = len(scores)
     finite = [v for v in scores if v is not None and math.isfinite(v)]
     bad = [i for i, v in enumerate(scores) if v is not None and not math.isfinite(v)]
@@ -246,7 +251,8 @@ def _stats(name, scores, errors, seconds, labels) -> tuple[RewardStats, list[Fin
         found.append(Finding(name, "non_finite", "error",
                              f"returned NaN or infinity on {len(bad)} of {n} rows (first: row {bad[0]}); "
                              "TRL turns it into a NaN loss. Return None for rows it cannot score.", bad))
-    if len(finite) >= 2 and max(finite) - min(finite) < 1e-9:
+    # "Never varies" matters only once the reward works: a crash comes first.
+    if not failed and not errors and not bad and len(finite) >= 2 and max(finite) - min(finite) < 1e-9:
         found.append(Finding(name, "constant", "warning",
                              f"gives {finite[0]:g} to every scored row: a reward that never varies cannot change "
                              "the advantage (GRPO learns from differences within a group). Check the samples "
@@ -330,7 +336,7 @@ def debug_reward(
             findings.append(Finding(name, "raises", "error",
                                     f"{problem[1]} on the whole batch but on no single row: it depends on the batch "
                                     "(group size, column lengths)."))
-        stats[name], found = _stats(name, row_scores, row_errors, seconds, numeric)
+        stats[name], found = _stats(name, row_scores, row_errors, seconds, numeric, failed=problem is not None)
         findings.extend(found)
 
     result = DebugResult(
