@@ -51,6 +51,13 @@ HOSTILE = [
     "lone surrogate \ud800 here",  # invalid UTF-16 half from a broken decoder
     "[" * 10_000 + "(" * 10_000,  # unbalanced brackets: regex backtracking bait
     "1. " * 50_000,  # empty numbered lines by the thousand
+    # Regex traps found while building these rewards; each was quadratic once:
+    "a." * 50_000,  # every dot starts a "name": narrative-citation search took 400 s
+    "\\(" * 50_000,  # unclosed LaTeX \( : markup stripping took 260 s
+    "\\[" * 50_000,  # unclosed LaTeX \[
+    "A. (2020) " * 10_000,  # thousands of year anchors, each with a name window
+    '"a b c d e f ' * 10_000,  # unbalanced quotes full of words
+    "$ " * 50_000 + "`" * 50_000,  # inline-math and inline-code openers with no closers
 ]
 
 COLUMNS = {
@@ -98,8 +105,14 @@ def test_misaligned_column_is_loud(name):
         get(name)(["a", "b"], **{column: ["only one"]})
 
 
+# Pieces of the patterns the rewards look for, shuffled: reaches the regex
+# paths that plain random text almost never hits.
+_PIECES = [*'aA. ()[]$`\\"\u201c\u201d-,;:12=\n\u4e2d\u0416', "Step ", "et al.", "2020", "according to ", "</think>"]
+_PATTERNY = st.lists(st.sampled_from(_PIECES), max_size=120).map("".join)
+
+
 @settings(max_examples=60, deadline=None)
-@given(text=st.text(max_size=300), prompt=st.text(max_size=50))
+@given(text=st.one_of(st.text(max_size=300), _PATTERNY), prompt=st.one_of(st.text(max_size=50), _PATTERNY))
 def test_fuzz_any_text_is_scored(text, prompt):
     # Anything a model can write: finite or None, never an exception.
     for name in STYLE:

@@ -127,7 +127,12 @@ _PAREN = re.compile(r"\(([^()\n]{4,300})\)")
 _NAME = r"[^\W\d_][\w'\u2019.\-]*"
 _YEAR = r"(1[5-9]\d\d|20\d\d)[a-z]?"
 _AUTHOR_YEAR = re.compile(rf"^\s*({_NAME}(?:\s+et\s+al\.?|\s+(?:and|&)\s+{_NAME})?),?\s+{_YEAR}\s*$")
-_NARRATIVE = re.compile(rf"\b({_NAME}(?:\s+et\s+al\.?)?)\s+\({_YEAR}\)")
+# Narrative citations, "Smith et al. (2019)": find the cheap "(2019)" anchor
+# first, then read the name from a short window before it. Searching for names
+# first is quadratic on text like "a.a.a.a..." (every dot starts a word).
+_YEAR_PAREN = re.compile(rf"\({_YEAR}\)")
+_NAME_BEFORE = re.compile(rf"({_NAME}(?:\s+et\s+al\.?)?)\s+$")
+_WINDOW = 60
 _ATTRIBUTION = re.compile(
     r"\b(?:according to|as reported by|as stated (?:in|by)|cited in|sources?\s*:)\s+"
     r"(?:the\s+)?([^\n.;,:()\[\]]{2,80})",
@@ -135,6 +140,7 @@ _ATTRIBUTION = re.compile(
 )
 _QUOTE = re.compile(r"[\"\u201c]([^\"\u201d\n]{12,500})[\"\u201d]")
 _STYLES = ("bracket", "author_year", "attribution", "quote")
+_MAX_CITATIONS = 500  # no honest answer cites more; bounds the work on spam
 _SPACE = re.compile(r"\s+")
 
 
@@ -162,21 +168,34 @@ def _find_citations(text: str, styles: set[str]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if "bracket" in styles:
         for match in _BRACKET.finditer(text):
+            if len(found) >= _MAX_CITATIONS:
+                break
             found.extend(("bracket", i) for i in _bracket_ids(match.group(1)))
     if "author_year" in styles:
         for match in _PAREN.finditer(text):
+            if len(found) >= _MAX_CITATIONS:
+                break
             for part in match.group(1).split(";"):
                 hit = _AUTHOR_YEAR.match(part)
                 if hit and hit.group(1)[0].isupper():
                     found.append(("author_year", f"{hit.group(1).split()[0].lower()} {hit.group(2)}"))
-        for hit in _NARRATIVE.finditer(text):
-            if hit.group(1)[0].isupper():
-                found.append(("author_year", f"{hit.group(1).split()[0].lower()} {hit.group(2)}"))
+        for anchor in _YEAR_PAREN.finditer(text):
+            if len(found) >= 2 * _MAX_CITATIONS:
+                break
+            window = text[max(0, anchor.start() - _WINDOW) : anchor.start()]
+            # The name must start at a word boundary inside the window.
+            hit = _NAME_BEFORE.search(window)
+            if hit and hit.group(1)[0].isupper() and (hit.start() == 0 or not window[hit.start() - 1].isalnum()):
+                found.append(("author_year", f"{hit.group(1).split()[0].lower()} {anchor.group(1)}"))
     if "attribution" in styles:
         for hit in _ATTRIBUTION.finditer(text):
+            if len(found) >= 3 * _MAX_CITATIONS:
+                break
             found.append(("attribution", _norm(hit.group(1))))
     if "quote" in styles:
         for hit in _QUOTE.finditer(text):
+            if len(found) >= 4 * _MAX_CITATIONS:
+                break
             quote = _norm(hit.group(1))
             if len(quote.split()) >= 4:
                 found.append(("quote", quote))
@@ -327,10 +346,41 @@ def repetition_penalty(n: int = 3, max_penalty: float = 1.0):
 # Japanese by script alone is unreliable. Korean may use Han too.
 _COMPATIBLE = {"Han": {"Han"}, "Hangul": {"Hangul", "Han"}}
 _MAX_LETTERS = 20_000
-_MARKUP = re.compile(
-    r"```.*?(?:```|\Z)|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|\\\(.*?\\\)|\\\[.*?\\\]|https?://\S+|\\[A-Za-z]+",
-    re.DOTALL,
-)
+# Spans that are code or math, not prose, in the order they are removed. A
+# regex like `\\(.*?\\)` is quadratic on text full of unclosed `\\(`; this
+# scanner finds each opener's closer once and gives up on a kind that has none.
+_SPANS = (("```", "```", True), ("$$", "$$", True), ("\\[", "\\]", True), ("\\(", "\\)", True),
+          ("`", "`", False), ("$", "$", False))  # (open, close, may span lines)
+_LOOSE_MARKUP = re.compile(r"https?://\S+|\\[A-Za-z]+")
+
+
+def _strip_spans(text: str, opener: str, closer: str, multiline: bool) -> str:
+    pieces, pos = [], 0
+    while True:
+        start = text.find(opener, pos)
+        if start < 0:
+            break
+        end = text.find(closer, start + len(opener))
+        if end < 0:
+            if opener == "```":
+                end = len(text)  # an unterminated fence runs to the end (a cut-off completion)
+            else:
+                break  # no closer anywhere after: no later opener of this kind can close either
+        elif not multiline and "\n" in text[start:end]:
+            pieces.append(text[pos : start + len(opener)])
+            pos = start + len(opener)
+            continue
+        pieces.append(text[pos:start])
+        pieces.append(" ")
+        pos = end + len(closer)
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _strip_markup(text: str) -> str:
+    for opener, closer, multiline in _SPANS:
+        text = _strip_spans(text, opener, closer, multiline)
+    return _LOOSE_MARKUP.sub(" ", text)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -360,7 +410,7 @@ _PER_CHARACTER = {"Han", "Thai", "Lao", "Khmer", "Myanmar", "Tibetan"}
 def _script_counts(text: str, ignore_markup: bool) -> Counter:
     text = text[: _MAX_CHARS]
     if ignore_markup:
-        text = _MARKUP.sub(" ", text)
+        text = _strip_markup(text)
     counts: Counter = Counter()
     seen = 0
     previous = None
