@@ -57,6 +57,7 @@ HOSTILE = [
     "\\[" * 50_000,  # unclosed LaTeX \[
     "A. (2020) " * 10_000,  # thousands of year anchors, each with a name window
     '"a b c d e f ' * 10_000,  # unbalanced quotes full of words
+    "\u201c" * 100_000,  # curly openers only: the quote search took 3 s
     "$ " * 50_000 + "`" * 50_000,  # inline-math and inline-code openers with no closers
 ]
 

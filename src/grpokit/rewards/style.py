@@ -138,7 +138,7 @@ _ATTRIBUTION = re.compile(
     r"(?:the\s+)?([^\n.;,:()\[\]]{2,80})",
     re.IGNORECASE,
 )
-_QUOTE = re.compile(r"[\"\u201c]([^\"\u201d\n]{12,500})[\"\u201d]")
+_QUOTE = re.compile(r"[\"\u201c]([^\"\u201c\u201d\n]{12,500})[\"\u201d]")  # body excludes openers: linear scan
 _STYLES = ("bracket", "author_year", "attribution", "quote")
 _MAX_CITATIONS = 500  # no honest answer cites more; bounds the work on spam
 _SPACE = re.compile(r"\s+")
