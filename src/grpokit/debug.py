@@ -274,9 +274,13 @@ def _stats(name, scores, errors, seconds, labels, failed=False) -> tuple[RewardS
                 cut = (max(xs) + min(xs)) / 2
                 stats.label_accuracy = sum((x > cut) == (y == 1.0) for x, y in pairs) / len(pairs)
             if r is not None and r < _WEAK_CORRELATION:
-                acc = f", accuracy {stats.label_accuracy:.0%}" if stats.label_accuracy is not None else ""
+                acc = ""
+                if stats.label_accuracy is not None:
+                    # Accuracy alone flatters on skewed labels: show what always guessing the majority gets.
+                    majority = max(sum(ys), len(ys) - sum(ys)) / len(ys)
+                    acc = f", accuracy {stats.label_accuracy:.0%} vs {majority:.0%} by always guessing the majority"
                 why = ("higher scores go to worse samples: is its sign flipped, or the gold column wrong?"
-                       if r < 0 else "it barely agrees with the labels: check the answer parsing on the rows it gets wrong.")
+                       if r < -0.1 else "it barely agrees with the labels: check the answer parsing on the rows it gets wrong.")
                 wrong = []
                 if stats.label_accuracy is not None:
                     wrong = [i for i, (sc, lab) in enumerate(zip(scores, labels))
