@@ -228,6 +228,29 @@ def test_slow_reward_is_flagged(monkeypatch):
     assert [f.kind for f in result.findings("sleepy")] == ["slow"]
 
 
+FLAT = [
+    # (scores per row, prompts, flagged, why)
+    ([1, 1, 0, 0], ["a", "a", "b", "b"], True, "varies across prompts but not within: zero advantage everywhere"),
+    ([1, 0, 0, 0], ["a", "a", "b", "b"], False, "one of two groups flat: not most of them"),
+    ([1, 0, 1, 0], ["a", "a", "b", "b"], False, "every group has a spread"),
+    ([1, 1, 0, 0], ["a", "b", "c", "d"], False, "groups of one have no spread to lose"),
+    ([1, 1, 0, 0], None, False, "no prompts column: groups unknown"),
+]
+
+
+@pytest.mark.parametrize("values,prompts,flagged,why", FLAT)
+def test_flat_groups(values, prompts, flagged, why):
+    def fixed(completions, **kwargs):
+        return [float(v) for v in values]
+
+    columns = {} if prompts is None else {"prompts": prompts}
+    result = debug_reward(fixed, ["w", "x", "y", "z"], show=False, **columns)
+    finding = result.findings("fixed", "flat_groups")
+    assert bool(finding) is flagged, why
+    if flagged:
+        assert finding[0].rows == [0, 1, 2, 3] and "reward_std 0" in finding[0].message
+
+
 def test_result_type():
     assert isinstance(debug_reward(constant, ["a"], show=False), DebugResult)
 

@@ -23,6 +23,7 @@ _MOSTLY_NONE = 0.5  # TRL skips None rows: above half, the reward barely trains
 _WEAK_CORRELATION = 0.3  # below this a reward and the labels mostly disagree
 _SLOW_SECONDS_PER_ROW = 0.25  # TRL calls rewards on every batch of every step
 _MIN_LABELLED = 4  # fewer labelled rows than this say nothing about agreement
+_FLAT_GROUPS = 0.5  # above this share of flat prompt groups, most of the batch teaches nothing
 
 
 @dataclass
@@ -30,7 +31,7 @@ class Finding:
     """One thing wrong (severity "error") or suspicious ("warning") with a reward."""
 
     reward: str
-    kind: str  # raises | bad_return | non_finite | constant | mostly_none | label_disagreement | slow
+    kind: str  # raises | bad_return | non_finite | constant | flat_groups | mostly_none | label_disagreement | slow
     severity: str
     message: str
     rows: list[int] = field(default_factory=list)
@@ -290,6 +291,31 @@ def _stats(name, scores, errors, seconds, labels, failed=False) -> tuple[RewardS
     return stats, found
 
 
+def _flat_groups(name: str, scores: list, prompts: list | None) -> Finding | None:
+    """GRPO's advantage is a score minus its prompt group's mean: a reward equal
+    within every group gives zero advantage even when it varies across prompts."""
+    if prompts is None:
+        return None
+    from grpokit.completions import prompt_text
+
+    groups: dict[str, list[int]] = {}
+    for i, prompt in enumerate(prompts):
+        groups.setdefault(prompt_text(prompt), []).append(i)
+    sized = [rows for rows in groups.values() if len(rows) >= 2]
+    flat = []
+    for rows in sized:
+        values = [scores[i] for i in rows if scores[i] is not None and math.isfinite(scores[i])]
+        if len(values) >= 2 and max(values) - min(values) < 1e-9:
+            flat.append(rows)
+    if not sized or len(flat) <= _FLAT_GROUPS * len(sized):
+        return None
+    return Finding(name, "flat_groups", "warning",
+                   f"gives the same score to every completion of {len(flat)} of {len(sized)} prompts: those groups "
+                   "have reward_std 0 and zero advantage, so they teach nothing. Make the reward graded (partial "
+                   "credit), add a diversity reward, or raise num_generations / temperature.",
+                   sorted(i for rows in flat for i in rows))
+
+
 def debug_reward(
     funcs: Any,
     completions: list,
@@ -308,8 +334,9 @@ def debug_reward(
     passed to the rewards but checked against their scores.
     Findings with severity "error": the reward raised (with the row), returned
     something that is not a number or None, or returned NaN/infinity.
-    Warnings: it never varies, returns None for most rows, is slow, or disagrees
-    with `label`.
+    Warnings: it never varies, gives one score to all completions of most
+    prompts (with a `prompts` column: zero advantage), returns None for most
+    rows, is slow, or disagrees with `label`.
     """
     completions = list(completions)
     if not completions:
@@ -341,6 +368,9 @@ def debug_reward(
                                     f"{problem[1]} on the whole batch but on no single row: it depends on the batch "
                                     "(group size, column lengths)."))
         stats[name], found = _stats(name, row_scores, row_errors, seconds, numeric, failed=problem is not None)
+        if not problem and not any(f.kind == "constant" for f in found):
+            flat = _flat_groups(name, row_scores, columns.get("prompts"))
+            found.extend([flat] if flat else [])
         findings.extend(found)
 
     result = DebugResult(
