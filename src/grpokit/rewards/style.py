@@ -511,7 +511,9 @@ def group_diversity(method: str = "ngram", n: int = 2, aggregate: str = "mean"):
     (method="fuzz"), averaged over the others (aggregate="mean") or the
     closest one (aggregate="max"). An empty or whitespace-only completion
     scores 0 (saying nothing is not a way to be different); a prompt with a
-    single completion gets None.
+    single completion gets None. With several training processes a prompt's
+    group can be split across them; each process compares the completions it
+    holds.
 
     Parameters: method ("ngram"), n (2), aggregate ("mean").
     Columns read: prompts.
