@@ -1,1 +1,163 @@
-"""Placeholder: presets land with the reward library."""
+"""Reward presets: tested reward mixes for common tasks, by registered name.
+
+A preset is declarative -- a list of {name, weight, params} -- so a YAML config
+and `grpokit init` can copy it, and `preset(name)` builds it into reward
+callables with matching weights for TRL:
+
+    funcs, weights = preset("math_reasoning")
+    GRPOTrainer(..., reward_funcs=funcs, args=GRPOConfig(reward_weights=weights, ...))
+
+The module constants (MATH_REASONING_REWARDS, MATH_REASONING_WEIGHTS, ...) are
+built on first access, so importing grpokit.rewards never fails even while a
+reward a preset names is missing; the failure, if any, names the reward.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+from dataclasses import dataclass
+
+from grpokit.rewards.registry import RewardConfigError, canonical, get
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    description: str  # what the mix trains for, in one or two sentences
+    columns: tuple[str, ...]  # data-set columns the rewards read
+    rewards: tuple[dict, ...]  # {"name", "weight", "params"}
+
+    def spec(self) -> list[dict]:
+        """The reward list as a config would write it (a fresh copy)."""
+        return copy.deepcopy(list(self.rewards))
+
+
+def _r(name: str, weight: float, **params) -> dict:
+    return {"name": name, "weight": weight, "params": params}
+
+
+# Correctness carries most of the weight in every preset: format and style
+# terms shape how the answer is written but must never outbid being right.
+_PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            "math_reasoning",
+            "Step-by-step math solutions that end in a checkable final answer: the answer must be "
+            "mathematically equal to `answer`; the reasoning/answer format is learned incrementally; "
+            "visible steps earn a little; looping text is penalised.",
+            ("answer",),
+            (
+                _r("math_equivalence", 2.0),
+                _r("incremental_format", 0.5),
+                _r("reasoning_quality", 0.25),
+                _r("repetition_penalty", 0.5),
+            ),
+        ),
+        Preset(
+            "code_generation",
+            "Programs that pass the data set's `tests` when run in the sandbox; code that parses and "
+            "sits in a fenced block earns a little on the way; looping text is penalised.",
+            ("tests",),
+            (
+                _r("code_execution", 2.0),
+                _r("code_syntax_valid", 0.5),
+                _r("code_block_format", 0.25),
+                _r("repetition_penalty", 0.25),
+            ),
+        ),
+        Preset(
+            "summarization",
+            "Summaries that cover the `reference` summary's words and phrases (ROUGE-like overlap), "
+            "stay short, do not loop and stay in the document's script.",
+            ("reference",),
+            (
+                _r("reference_overlap", 1.0),
+                _r("max_length_penalty", 0.25),
+                _r("repetition_penalty", 0.5),
+                _r("language_consistency", 0.25),
+            ),
+        ),
+        Preset(
+            "qa",
+            "Short factual answers: exact match with `answer` pays most, a near miss (fuzzy match) "
+            "pays some; answers stay in the question's script and do not loop.",
+            ("answer",),
+            (
+                _r("exact_match", 1.0),
+                _r("fuzzy_match", 0.5),
+                _r("language_consistency", 0.25),
+                _r("repetition_penalty", 0.25),
+            ),
+        ),
+        Preset(
+            "json_output",
+            "Structured output: valid JSON first, then JSON that validates against the row's `schema`.",
+            ("schema",),
+            (
+                _r("json_format", 0.5),
+                _r("json_schema", 2.0),
+            ),
+        ),
+    )
+}
+
+# Short names people type; "math-reasoning" and "MATH_REASONING" work too.
+_ALIASES = {"math": "math_reasoning", "code": "code_generation", "summary": "summarization", "json": "json_output"}
+
+
+def presets() -> list[str]:
+    """Every preset name, sorted."""
+    return sorted(_PRESETS)
+
+
+def get_preset(name: str) -> Preset:
+    """The declarative preset for `name` (aliases and any case/dash style accepted)."""
+    key = name.strip().lower().replace("-", "_")
+    key = _ALIASES.get(key, key)
+    if key in _PRESETS:
+        return _PRESETS[key]
+    close = difflib.get_close_matches(key, [*_PRESETS, *_ALIASES], n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise RewardConfigError(f"unknown preset {name!r}.{hint} Presets: {', '.join(presets())}")
+
+
+def preset_spec(name: str) -> list[dict]:
+    """The preset's rewards as config entries: [{"name", "weight", "params"}, ...]."""
+    return get_preset(name).spec()
+
+
+def preset(name: str) -> tuple[list, list[float]]:
+    """Build preset `name`: (reward callables, matching weights)."""
+    spec = get_preset(name)
+    funcs = []
+    for entry in spec.rewards:
+        try:
+            canonical(entry["name"])
+        except RewardConfigError as exc:
+            raise RewardConfigError(f"preset {spec.name!r} uses reward {entry['name']!r}: {exc}") from exc
+        funcs.append(get(entry["name"], **entry["params"]))
+    return funcs, [float(entry["weight"]) for entry in spec.rewards]
+
+
+def _constant_names() -> dict[str, tuple[str, int]]:
+    names = {}
+    for key in _PRESETS:
+        names[f"{key.upper()}_REWARDS"] = (key, 0)
+        names[f"{key.upper()}_WEIGHTS"] = (key, 1)
+    return names
+
+
+def __getattr__(attr: str):
+    # Built on access, not at import: see the module docstring.
+    constants = _constant_names()
+    if attr in constants:
+        key, part = constants[attr]
+        if part == 1:
+            return [float(e["weight"]) for e in _PRESETS[key].rewards]
+        return preset(key)[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_constant_names()])

@@ -1,0 +1,234 @@
+"""`grpokit rewards list | describe | test`: output, flags and exit codes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from grpokit.cli import app
+from grpokit.commands.rewards import parse_reward_spec
+from grpokit.errors import ConfigError
+from grpokit.rewards import registry
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, ["rewards", *args])
+
+
+def write_samples(tmp_path, rows, name="samples.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+SAMPLES = [
+    {"completion": "Step 1: 2 + 2 = 4\nTherefore the answer is 4.", "prompt": "What is 2+2?",
+     "reference": "the answer is 4", "label": True},
+    {"completion": [{"role": "assistant", "content": "five five five five five five"}], "prompt": "What is 2+2?",
+     "reference": "the answer is 4", "label": False},
+    {"completion": "", "prompt": "What is 2+2?", "label": False},
+    {"completion": "It is 4 [1].", "prompt": "What is 2+2?", "sources": ["arithmetic"], "label": True},
+]
+
+
+@pytest.fixture
+def private_registry(monkeypatch):
+    # Test-only rewards go into a copy of the registry, gone after the test.
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "_ALIASES", dict(registry._ALIASES))
+    return registry
+
+
+# ---------------------------------------------------------------------- list
+
+
+def test_list_table_shows_every_reward():
+    result = invoke("list")
+    assert result.exit_code == 0
+    for name in registry.names():
+        assert name in result.output
+
+
+def test_list_json_has_name_family_aliases_summary():
+    result = invoke("list", "--json")
+    assert result.exit_code == 0
+    entries = json.loads(result.output)
+    assert [e["name"] for e in entries] == registry.names()
+    by_name = {e["name"]: e for e in entries}
+    assert by_name["group_diversity"] == {
+        "name": "group_diversity", "family": "style", "aliases": ["diversity"],
+        "summary": "Rewards a completion for differing from the other completions of its prompt.",
+    }
+
+
+def test_list_family_filter():
+    result = invoke("list", "--json", "--family", "style")
+    assert result.exit_code == 0
+    assert {e["family"] for e in json.loads(result.output)} == {"style"}
+
+
+def test_list_unknown_family_is_usage_error():
+    # Exit 2 and the valid families, so the user can retype.
+    result = invoke("list", "--family", "stlye")
+    assert result.exit_code == 2
+    assert "style" in result.output
+
+
+def test_describe_prints_the_docstring():
+    result = invoke("describe", "rouge_like")  # an alias resolves to its reward
+    assert result.exit_code == 0
+    assert result.output.startswith("reference_overlap (family style; aliases rouge_like)")
+    assert "Columns read: reference" in result.output
+
+
+def test_describe_unknown_suggests():
+    result = invoke("describe", "reasoning_qualty")
+    assert result.exit_code == 2 and "reasoning_quality" in result.output
+
+
+# ---------------------------------------------------------- reward spec parse
+
+SPECS = [
+    # (text, expected, why)
+    ("numeric_match", ("numeric_match", {}), "bare name"),
+    ("numeric_match:rel_tol=0.01", ("numeric_match", {"rel_tol": 0.01}), "YAML number"),
+    ("x:n=2,max_penalty=-1", ("x", {"n": 2, "max_penalty": -1}), "several params"),
+    ("citation:styles=[bracket, quote],check_sources=false", ("citation", {"styles": ["bracket", "quote"], "check_sources": False}),
+     "a list with commas stays one value; YAML booleans"),
+    ("x:tag=answer", ("x", {"tag": "answer"}), "plain strings"),
+    ("x:pattern='a,b'", ("x", {"pattern": "a,b"}), "quoted commas stay inside the value"),
+    ("x:label=", ("x", {"label": ""}), "empty value is an empty string"),
+    ("x:v=[unclosed", ("x", {"v": "[unclosed"}), "not YAML: kept as written"),
+]
+
+
+@pytest.mark.parametrize("text,expected,why", SPECS)
+def test_parse_reward_spec(text, expected, why):
+    assert parse_reward_spec(text) == expected, why
+
+
+@pytest.mark.parametrize("text", [":n=2", "x:n", "x:=3"])
+def test_parse_reward_spec_errors(text):
+    # A missing name or value is a usage error that shows the right form.
+    with pytest.raises(ConfigError, match="key=value|reward name"):
+        parse_reward_spec(text)
+
+
+# ---------------------------------------------------------------------- test
+
+
+def test_test_scores_samples_and_exits_0(tmp_path):
+    path = write_samples(tmp_path, SAMPLES)
+    result = invoke("test", str(path), "-r", "repetition_penalty:n=2", "--reward", "reference_overlap",
+                    "-r", "citation")
+    assert result.exit_code == 0, result.output
+    assert "repetition_penalty" in result.output and "reference_overlap" in result.output
+    assert "five five" in result.output  # conversational completion previewed as text
+
+
+def test_test_json_output(tmp_path):
+    path = write_samples(tmp_path, SAMPLES)
+    result = invoke("test", str(path), "-r", "repetition_penalty:n=1", "-r", "language_consistency", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["rows"] == 4 and data["ok"] is True
+    assert data["rewards"]["repetition_penalty"]["scores"][1] == pytest.approx(-5 / 6)
+    # `prompt` in the file arrives as TRL's `prompts` column.
+    assert data["rewards"]["language_consistency"]["scores"][0] == 1.0
+    assert data["labels"] == [True, False, False, True]
+
+
+def test_test_limit(tmp_path):
+    path = write_samples(tmp_path, SAMPLES)
+    result = invoke("test", str(path), "-r", "citation", "--json", "--limit", "2")
+    assert json.loads(result.output)["rows"] == 2
+
+
+USAGE_ERRORS = [
+    # (args after the samples path, expected text, why)
+    ([], "--reward", "no rewards named"),
+    (["-r", "repetion_penalty"], "repetition_penalty", "unknown reward: nearest valid name"),
+    (["-r", "repetition_penalty:m=2"], "valid parameters", "unknown parameter"),
+    (["-r", "repetition_penalty:n=0"], "positive integer", "bad parameter value"),
+    (["-r", "repetition_penalty:n"], "key=value", "parameter without a value"),
+    (["--preset", "maths"], "math_reasoning", "unknown preset: nearest valid name"),
+]
+
+
+@pytest.mark.parametrize("args,text,why", USAGE_ERRORS)
+def test_test_usage_errors_exit_2(tmp_path, args, text, why):
+    path = write_samples(tmp_path, SAMPLES)
+    result = invoke("test", str(path), *args)
+    assert result.exit_code == 2, (why, result.output)
+    assert text in result.output, why
+
+
+BAD_FILES = [
+    # (file lines or None for a missing file, expected text, why)
+    (None, "not found", "missing file"),
+    ([], "no samples", "empty file"),
+    (['{"completion": "ok"}', "{not json"], ":2:", "invalid JSON names the line"),
+    (['{"answer": "4"}'], "completion", "a row without a completion"),
+    (['["a list"]'], "completion", "a row that is not an object"),
+]
+
+
+@pytest.mark.parametrize("lines,text,why", BAD_FILES)
+def test_test_bad_samples_file_exit_2(tmp_path, lines, text, why):
+    path = tmp_path / "missing.jsonl" if lines is None else write_samples(tmp_path, lines)
+    result = invoke("test", str(path), "-r", "citation")
+    assert result.exit_code == 2, (why, result.output)
+    assert text in result.output, why
+
+
+def test_test_exit_1_when_a_reward_raises(tmp_path, private_registry):
+    @private_registry.register("test_crashes_on_empty", family="test")
+    def crashes(completions, **kwargs):
+        return [1.0 / len(c) for c in completions]  # ZeroDivisionError on ""
+
+    path = write_samples(tmp_path, [{"completion": "ok"}, {"completion": ""}])
+    result = invoke("test", str(path), "-r", "test_crashes_on_empty")
+    assert result.exit_code == 1
+    assert "ZeroDivisionError" in result.output and "row 1" in result.output
+
+
+def test_test_exit_1_on_non_finite(tmp_path, private_registry):
+    @private_registry.register("test_nan", family="test")
+    def test_nan(completions, **kwargs):  # a plain reward is logged under its own __name__
+        return [float("nan")] * len(completions)
+
+    path = write_samples(tmp_path, [{"completion": "ok"}])
+    result = invoke("test", str(path), "-r", "test_nan", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.output)["rewards"]["test_nan"]["scores"] == ["nan"]
+
+
+def test_test_preset(tmp_path):
+    # Runs every reward of the preset; in a branch where one is not registered
+    # yet it is a usage error that names the missing reward.
+    path = write_samples(tmp_path, [{"completion": '{"a": 1}', "schema": {"type": "object"}},
+                                    {"completion": "not json", "schema": {"type": "object"}}])
+    result = invoke("test", str(path), "--preset", "json", "--json")
+    missing = [n for n in ("json_format", "json_schema") if n not in registry.names()]
+    if missing:
+        assert result.exit_code == 2 and missing[0] in result.output
+    else:
+        assert result.exit_code == 0, result.output
+        assert set(json.loads(result.output)["rewards"]) == {"json_format", "json_schema"}
+
+
+def test_subprocess_entry_point(tmp_path):
+    # The real command line, as a user runs it: exit codes survive the process boundary.
+    path = write_samples(tmp_path, SAMPLES)
+    ok = subprocess.run([sys.executable, "-m", "grpokit", "rewards", "test", str(path), "-r", "reasoning_quality"],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert "reasoning_quality" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "grpokit", "rewards", "test", str(path), "-r", "nope_reward"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "unknown reward 'nope_reward'" in bad.stderr
