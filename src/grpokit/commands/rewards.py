@@ -113,7 +113,9 @@ def _list(as_json: bool, family: Optional[str]) -> None:
     from rich.table import Table
 
     table = Table(title=f"{len(entries)} rewards")
-    for column in ("name", "family", "aliases", "summary"):
+    # Names are what people copy into configs: never fold or cut them.
+    table.add_column("name", no_wrap=True, min_width=max(len(e["name"]) for e in entries) if entries else 4)
+    for column in ("family", "aliases", "summary"):
         table.add_column(column, overflow="fold")
     for e in entries:
         table.add_row(e["name"], e["family"], ", ".join(e["aliases"]), e["summary"])

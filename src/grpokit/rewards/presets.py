@@ -73,7 +73,7 @@ _PRESETS: dict[str, Preset] = {
             ("reference",),
             (
                 _r("reference_overlap", 1.0),
-                _r("max_length_penalty", 0.25),
+                _r("max_length_penalty", 0.25, max_len=150),
                 _r("repetition_penalty", 0.5),
                 _r("language_consistency", 0.25),
             ),
