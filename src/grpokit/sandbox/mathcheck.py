@@ -1,0 +1,485 @@
+"""Math answer checking (math-verify) that never hangs and never kills the trainer.
+
+math-verify guards itself with `signal.alarm`, which only works in the main
+thread, and some answers a model can write (`9^{9^{9^9}}`, `100000!`) make
+sympy run, or allocate, past any alarm. So the checking happens in warm worker
+processes that the caller kills when a pair runs past a hard wall-clock limit:
+
+    from grpokit.sandbox.mathcheck import check_many, stats
+    check_many([("\\frac{1}{2}", "The answer is $\\boxed{0.5}$")])  # [True]
+
+Each pair gives True (equivalent), False (not), or None (could not be decided:
+the gold answer does not parse, the check timed out, the input was screened out
+as pathological, or a worker died). Before a pair reaches a worker it goes
+through a fast path (identical answers, plain numbers) and a cheap screen for
+inputs known to hang sympy; screened pairs fall back to a string comparison
+(True when the answers are identical, else None).
+
+The workers are plain `python` subprocesses talking JSON lines over pipes: no
+fork of the (possibly multi-threaded, CUDA-holding) trainer, no re-import of the
+user's `__main__`, no signals in the caller, so it works from any thread. This
+file is also the worker's program (run by path, so it imports nothing of
+grpokit in the worker).
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import math
+import os
+import re
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from typing import Iterable, Sequence
+
+DEFAULT_TIMEOUT = 3.0
+# A worker still importing sympy after this long is broken (or the machine is
+# badly overloaded); its pairs are answered None rather than waited on forever.
+STARTUP_TIMEOUT = 60.0
+# Answers live at the end of a completion; math-verify scans what it is given
+# with regexes, so a 1 MB completion is cut to its tail before it is sent.
+MAX_PRED_CHARS = 20_000
+MAX_GOLD_CHARS = 2_000
+
+
+# ----------------------------------------------------------------- screening
+
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# A power tower: an exponent that itself has an exponent (9^9^9, 9^{9^{9}}, 2**3**4).
+_TOWER = re.compile(r"\^\s*\{?\s*\(?[\w.]+\)?\s*\}?\s*\^|\^\s*\{[^{}]*\^|\*\*\s*\(?\s*[\w.]+\s*\)?\s*\*\*")
+_POWER = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^|\*\*)\s*\{?\s*\(?\s*(\d+(?:\.\d+)?)")
+_FACTORIAL = re.compile(r"(\d+)\s*!|\\?factorial\s*\(\s*(\d+)|(\d+)\s*!\s*!")
+_LONG_DIGITS = re.compile(r"\d{400,}")
+# Results with more digits than this are not worth asking sympy about.
+_MAX_RESULT_DIGITS = 20_000
+_MAX_FACTORIAL = 2_000
+_MAX_ANSWER_CHARS = 1_000
+
+
+def answer_region(text: str) -> str:
+    """The part of a completion math-verify will look at first: the last `\\boxed{}`, else the tail."""
+    for match in reversed(list(_BOXED.finditer(text[-MAX_PRED_CHARS:]))):
+        tail = text[-MAX_PRED_CHARS:][match.end() :]
+        depth = 1
+        for i, ch in enumerate(tail):
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    return tail[:i]
+        return tail[:_MAX_ANSWER_CHARS + 1]
+    return text[-300:]
+
+
+def pathological(answer: str) -> str | None:
+    """Why `answer` would likely hang sympy (a short reason), or None when it looks safe.
+
+    Cheap and deliberately conservative: it only needs to catch what makes
+    sympy slow (huge powers, towers, factorials, giant literals, walls of text).
+    """
+    if len(answer) > _MAX_ANSWER_CHARS:
+        return "answer too long"
+    if _LONG_DIGITS.search(answer):
+        return "giant number literal"
+    if _TOWER.search(answer):
+        return "power tower"
+    for base, exponent in _POWER.findall(answer):
+        try:
+            b, e = float(base), float(exponent)
+        except ValueError:
+            continue
+        if b > 1 and e * math.log10(b) > _MAX_RESULT_DIGITS:
+            return "huge power"
+    for groups in _FACTORIAL.findall(answer):
+        if groups[2]:
+            return "double factorial"
+        n = groups[0] or groups[1]
+        if n and int(n[:8]) > _MAX_FACTORIAL:
+            return "huge factorial"
+    return None
+
+
+# ------------------------------------------------------------------ fast path
+
+_STRIP = re.compile(r"\\left|\\right|\\!|\\,|\\;|\\:|\{,\}|\s+|\\?\$|\\displaystyle")
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)")
+
+
+def _normal(answer: str) -> str:
+    answer = _STRIP.sub("", answer).rstrip(".")
+    if answer.startswith("\\text{") and answer.endswith("}"):
+        answer = answer[6:-1]
+    return answer
+
+
+def fast_verdict(gold: str, pred_answer: str) -> bool | None:
+    """A verdict without sympy when one is certain (identical, or plain numbers); else None."""
+    g, p = _normal(gold), _normal(pred_answer)
+    if not g or not p:
+        return None
+    if g == p:
+        return True
+    if _PLAIN_NUMBER.fullmatch(g) and _PLAIN_NUMBER.fullmatch(p):
+        gv, pv = g.replace(",", ""), p.replace(",", "")
+        if float(gv) == float(pv):
+            return True
+        # Two different integers are different; decimals go to math-verify,
+        # which rounds (0.333333 vs 1/3-style cases).
+        if "." not in gv and "." not in pv:
+            return False
+    return None
+
+
+def gold_text(gold: str) -> str:
+    """A gold answer as math-verify should see it: GSM8K `#### N` unwrapped, bare LaTeX put in `$...$`."""
+    gold = str(gold).strip()
+    if "####" in gold:
+        gold = gold.rsplit("####", 1)[1].strip()
+    # Already delimited (an unescaped `$`, `\\[`, `\\(`, or a box): math-verify finds it as is.
+    if re.search(r"(?<!\\)\$|\\\[|\\\(|\\boxed|\\fbox", gold):
+        return gold
+    return f"${gold}$"
+
+
+def _gold_answer(gold: str) -> str:
+    # The answer inside the gold text, for the fast path and the screen.
+    if "\\boxed" in gold or "\\fbox" in gold:
+        return answer_region(gold)
+    return gold.strip().strip("$")
+
+
+# --------------------------------------------------------------- worker side
+
+def _worker_main() -> None:  # pragma: no cover - runs in the subprocess
+    import logging
+    import resource
+
+    # A worker that runs away on its own (its parent died mid-hang, so nobody
+    # kills it) is stopped by the kernel: each pair gets a CPU-time budget.
+    limit_mb = int(os.environ.get("GRPOKIT_MATHCHECK_MEMORY_MB", "4096"))
+    if limit_mb > 0:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
+        except (ValueError, OSError):
+            pass
+    cpu_budget = int(float(os.environ.get("GRPOKIT_MATHCHECK_CPU_BUDGET", "30")))
+    logging.disable(logging.WARNING)  # math-verify warns on every disabled timeout/failed parse
+    from math_verify import parse, verify
+
+    out = sys.stdout.buffer
+    gold_cache: dict[str, list] = {}
+
+    def send(obj) -> None:
+        out.write(json.dumps(obj).encode() + b"\n")
+        out.flush()
+
+    send({"ready": os.getpid()})
+    for line in sys.stdin.buffer:
+        try:
+            msg = json.loads(line)
+            used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+            soft = int(used) + cpu_budget
+            try:
+                resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+            except (ValueError, OSError):
+                pass
+            gold = msg["g"]
+            parsed_gold = gold_cache.get(gold)
+            if parsed_gold is None:
+                # Our own hard limit replaces math-verify's signal-based one.
+                parsed_gold = parse(gold, parsing_timeout=None)
+                if len(gold_cache) > 512:
+                    gold_cache.clear()
+                gold_cache[gold] = parsed_gold
+            if not parsed_gold:
+                send({"r": None, "why": "gold"})
+                continue
+            parsed_pred = parse(msg["p"], parsing_timeout=None)
+            send({"r": bool(verify(parsed_gold, parsed_pred, timeout_seconds=None))})
+        except MemoryError:
+            send({"r": None, "why": "memory"})
+        except Exception as exc:  # noqa: BLE001 - a failed check is a None, never a dead worker
+            send({"r": None, "why": type(exc).__name__})
+
+
+# --------------------------------------------------------------- parent side
+
+class _Worker:
+    """One warm worker process and its read buffer."""
+
+    def __init__(self, memory_mb: int, cpu_budget: float):
+        env = dict(os.environ)
+        env["GRPOKIT_MATHCHECK_MEMORY_MB"] = str(memory_mb)
+        env["GRPOKIT_MATHCHECK_CPU_BUDGET"] = str(max(5, int(cpu_budget)))
+        # Run this very file by path: nothing of grpokit (or the user's
+        # __main__) is imported in the worker, and its folder is not put on
+        # sys.path where it could shadow a standard module.
+        bootstrap = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__grpokit_mathcheck_worker__')"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", bootstrap, os.path.abspath(__file__)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+            start_new_session=True,  # Ctrl-C in the trainer's terminal is the trainer's business
+        )
+        self.fd = self.proc.stdout.fileno()
+        self.buffer = b""
+        self.ready = False
+        self.started = time.monotonic()
+        self.task: int | None = None
+        self.deadline = math.inf
+
+    def send(self, gold: str, pred: str) -> bool:
+        try:
+            self.proc.stdin.write(json.dumps({"g": gold, "p": pred}).encode() + b"\n")
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def read_messages(self) -> list[dict] | None:
+        """Complete messages now readable; None when the worker has exited."""
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        messages = []
+        for line in lines:
+            try:
+                messages.append(json.loads(line))
+            except ValueError:
+                continue
+        return messages
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+_COUNTERS = (
+    "pairs", "fast_path", "screened", "checked", "timeouts", "crashes",
+    "gold_unparseable", "errors", "workers_started",
+)
+
+
+class MathChecker:
+    """A pool of warm math-verify workers with a hard per-pair wall-clock limit.
+
+    `timeout` (seconds) bounds each pair's time inside a worker; a pair past it
+    gets None and its worker is killed and replaced. `workers` is the number
+    of processes checking pairs in parallel. Thread-safe: concurrent callers
+    take turns on the pool.
+    """
+
+    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = 4096):
+        if timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        self.size = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
+        self.timeout = float(timeout)
+        self.memory_mb = memory_mb
+        self._workers: list[_Worker] = []
+        self._lock = threading.Lock()
+        self._stats = dict.fromkeys(_COUNTERS, 0)
+
+    # -- public
+    def warm(self) -> None:
+        """Start the workers now (they import sympy in the background)."""
+        with self._lock:
+            self._fill(self.size)
+
+    def stats(self) -> dict:
+        """Counters since start: pairs, fast_path, screened, checked, timeouts, crashes, ..."""
+        with self._lock:
+            return dict(self._stats, workers=len(self._workers))
+
+    def close(self) -> None:
+        with self._lock:
+            for worker in self._workers:
+                worker.kill()
+            self._workers = []
+
+    def check(self, gold: str, pred: str, timeout: float | None = None) -> bool | None:
+        return self.check_many([(gold, pred)], timeout=timeout)[0]
+
+    def check_many(self, pairs: Iterable[tuple[str, str]], timeout: float | None = None) -> list[bool | None]:
+        """Verdicts for (gold, prediction) pairs, checked in parallel: True, False or None."""
+        pairs = [(str(g), str(p)) for g, p in pairs]
+        limit = self.timeout if timeout is None else float(timeout)
+        results: list[bool | None] = [None] * len(pairs)
+        jobs: deque[tuple[int, str, str]] = deque()
+        local = dict.fromkeys(_COUNTERS, 0)
+        local["pairs"] = len(pairs)
+        for i, (gold, pred) in enumerate(pairs):
+            gold = gold_text(gold[:MAX_GOLD_CHARS])
+            pred = pred[-MAX_PRED_CHARS:]
+            gold_answer, pred_answer = _gold_answer(gold), answer_region(pred)
+            verdict = fast_verdict(gold_answer, pred_answer) if "\\boxed" in pred or "\\fbox" in pred else None
+            if verdict is not None:
+                results[i] = verdict
+                local["fast_path"] += 1
+            elif pathological(gold_answer) or pathological(pred_answer):
+                results[i] = True if _normal(gold_answer) and _normal(gold_answer) == _normal(pred_answer) else None
+                local["screened"] += 1
+            else:
+                jobs.append((i, gold, pred))
+        with self._lock:
+            if jobs:
+                self._run(jobs, results, limit, local)
+            for key, value in local.items():
+                self._stats[key] += value
+        return results
+
+    # -- internals
+    def _fill(self, wanted: int) -> None:
+        self._workers = [w for w in self._workers if w.proc.poll() is None]
+        while len(self._workers) < wanted:
+            self._workers.append(_Worker(self.memory_mb, cpu_budget=max(30.0, 4 * self.timeout)))
+            self._stats["workers_started"] += 1
+
+    def _replace(self, worker: _Worker) -> None:
+        worker.kill()
+        self._workers = [w for w in self._workers if w is not worker]
+        self._fill(self.size)
+
+    def _run(self, jobs: deque, results: list, limit: float, local: dict) -> None:
+        self._fill(self.size)
+        retried: set[int] = set()
+        owner: dict[int, tuple[int, str, str]] = {}  # worker id -> job it is on
+        start_failures = 0
+        while jobs or owner:
+            now = time.monotonic()
+            for worker in list(self._workers):
+                if worker.ready and worker.task is None and jobs:
+                    job = jobs.popleft()
+                    if worker.send(job[1], job[2]):
+                        worker.task, worker.deadline = job[0], time.monotonic() + limit
+                        owner[id(worker)] = job
+                    else:
+                        self._lost(worker, job, jobs, retried, results, local, owner)
+            waits = [w.deadline for w in self._workers if w.task is not None]
+            waits += [w.started + STARTUP_TIMEOUT for w in self._workers if not w.ready]
+            if not owner and not jobs:
+                break
+            timeout = max(0.0, min(waits, default=now + 1.0) - time.monotonic())
+            fds = {w.fd: w for w in self._workers}
+            try:
+                readable, _, _ = select.select(list(fds), [], [], timeout)
+            except (OSError, ValueError):
+                readable = []
+            for fd in readable:
+                worker = fds[fd]
+                messages = worker.read_messages()
+                if messages is None:
+                    job = owner.pop(id(worker), None)
+                    local["crashes"] += 1
+                    self._replace(worker)
+                    if job is not None:
+                        self._lost(None, job, jobs, retried, results, local, owner)
+                    continue
+                for msg in messages:
+                    if "ready" in msg:
+                        worker.ready = True
+                    elif worker.task is not None:
+                        job = owner.pop(id(worker))
+                        results[job[0]] = msg.get("r")
+                        why = msg.get("why")
+                        if why == "gold":
+                            local["gold_unparseable"] += 1
+                        elif why:
+                            local["errors"] += 1
+                        else:
+                            local["checked"] += 1
+                        worker.task, worker.deadline = None, math.inf
+            now = time.monotonic()
+            for worker in list(self._workers):
+                if worker.task is not None and now > worker.deadline:
+                    # The hard limit: the pair gets None, the worker is killed
+                    # mid-computation and replaced by a fresh one.
+                    owner.pop(id(worker), None)
+                    results[worker.task] = None
+                    local["timeouts"] += 1
+                    self._replace(worker)
+                elif not worker.ready and now > worker.started + STARTUP_TIMEOUT:
+                    start_failures += 1
+                    self._replace(worker)
+            if start_failures >= 2 * self.size:
+                # Workers cannot start at all (broken install?): answer None, do not spin.
+                for job in jobs:
+                    results[job[0]] = None
+                local["errors"] += len(jobs)
+                jobs.clear()
+                for worker in list(self._workers):
+                    if worker.task is not None:
+                        owner.pop(id(worker), None)
+                        self._replace(worker)
+                return
+
+    def _lost(self, worker, job, jobs, retried, results, local, owner) -> None:
+        # A worker died under a pair (or before taking it): retry the pair once
+        # on a fresh worker; a pair that kills two workers is answered None.
+        if worker is not None:
+            local["crashes"] += 1
+            owner.pop(id(worker), None)
+            self._replace(worker)
+        if job[0] in retried:
+            results[job[0]] = None
+        else:
+            retried.add(job[0])
+            jobs.appendleft(job)
+
+
+# ----------------------------------------------------------- module helpers
+
+_default: MathChecker | None = None
+_default_lock = threading.Lock()
+
+
+def default_checker() -> MathChecker:
+    """The process-wide checker every reward shares (created on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = MathChecker()
+            atexit.register(_default.close)
+        return _default
+
+
+def check(gold: str, pred: str, timeout: float | None = None) -> bool | None:
+    """Is `pred` (a completion or an answer) equivalent to `gold`? True, False or None."""
+    return default_checker().check(gold, pred, timeout=timeout)
+
+
+def check_many(pairs: Sequence[tuple[str, str]], timeout: float | None = None) -> list[bool | None]:
+    """Verdicts for many (gold, prediction) pairs in parallel, each within the hard limit."""
+    return default_checker().check_many(pairs, timeout=timeout)
+
+
+def stats() -> dict:
+    """Counters of the shared checker (pairs, fast_path, screened, checked, timeouts, ...)."""
+    return default_checker().stats()
+
+
+if __name__ == "__grpokit_mathcheck_worker__":
+    _worker_main()
