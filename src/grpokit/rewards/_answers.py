@@ -9,9 +9,24 @@ import re
 import string
 import unicodedata
 
-from grpokit.completions import extract_boxed, extract_tag
+from grpokit.completions import extract_boxed
 
 _MAX_TEXT = 100_000
+
+
+def last_tag(text: str, tag: str = "answer") -> str | None:
+    """Content of the last `<tag>...</tag>`, stripped; None when there is no closed pair.
+
+    Found with two reverse searches, so it stays linear on adversarial text
+    (`"<answer>" * 100_000`), where a non-greedy regex is quadratic.
+    """
+    close = text.rfind(f"</{tag}>")
+    if close < 0:
+        return None
+    open_ = text.rfind(f"<{tag}>", 0, close)
+    if open_ < 0:
+        return None
+    return text[open_ + len(tag) + 2 : close].strip()
 
 
 def committed_answer(text: str) -> str:
@@ -20,13 +35,14 @@ def committed_answer(text: str) -> str:
     A `\\boxed{}` inside the `<answer>` tag is unwrapped too.
     """
     marked = marked_answer(text)
-    return text if marked is None else marked
+    # No answer is 100k characters long: the cap keeps normalisation cheap on 1 MB completions.
+    return text[-_MAX_TEXT:] if marked is None else marked
 
 
 def marked_answer(text: str) -> str | None:
     """The `<answer>` tag's content (its `\\boxed{}` unwrapped) or the last `\\boxed{}`; None if neither."""
     text = text[-_MAX_TEXT:]
-    tagged = extract_tag(text, "answer")
+    tagged = last_tag(text, "answer")
     if tagged is not None:
         text = tagged
     if "\\boxed" in text or "\\fbox" in text:
@@ -140,8 +156,12 @@ def chosen_letter(text: str, letters: str) -> str | None:
     matches = [m for m in phrase.finditer(text) if m.group(1) in letters]
     if matches:
         return matches[-1].group(1).upper()
+    # A completion that opens with a letter ("C) Paris because...") chose it,
+    # unless it goes on to list the options ("A) 3 B) 4 C) 5 ..."): two or
+    # more other option markers make it a list, one is a reference ("(A) is wrong").
     found = _lone_letter(text, cls)
-    if found:
+    markers = {m.upper() for m in re.findall(r"(?:^|\s)[(\[]?(" + cls + r")[)\]]", text)}
+    if found and len(markers - {found}) < 2:
         return found
     marked = re.findall(r"\((" + up + r")\)|\*\*(" + up + r")\*\*|\[(" + up + r")\]", text)
     if marked:

@@ -10,7 +10,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from grpokit.completions import extract_boxed, extract_tag
+from grpokit.completions import extract_boxed
+from grpokit.rewards._answers import last_tag
 
 # Scanning is linear, but only the end of a long completion can hold its answer.
 _MAX_SCAN = 100_000
@@ -128,7 +129,7 @@ def answer_values(text: str, *, prefer_first_in_region: bool = True) -> Number |
     if not text or not text.strip():
         return None
     text = text[-_MAX_SCAN:]
-    for region in (extract_tag(text, "answer"), _boxed(text)):
+    for region in (last_tag(text, "answer"), _boxed(text)):
         if region is not None:
             inner = _boxed(region) if "\\boxed" in region or "\\fbox" in region else region
             numbers = numbers_in(normalise(inner or ""))

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from rapidfuzz import fuzz
 
-from grpokit.completions import extract_tag, texts
+from grpokit.completions import texts
 from grpokit.rewards import _answers, _numbers
 from grpokit.rewards.registry import RewardConfigError, named, register
 
@@ -259,7 +259,7 @@ def _prediction(text: str) -> str | None:
     # LaTeX in it goes into $...$ so math-verify's LaTeX reader sees it.
     if not text.strip():
         return None
-    tagged = extract_tag(text, "answer")
+    tagged = _answers.last_tag(text, "answer")
     if tagged is None:
         return text
     if not tagged:
