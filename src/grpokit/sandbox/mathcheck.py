@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 from collections import deque
+from decimal import Decimal
 from typing import Iterable, Sequence
 
 DEFAULT_TIMEOUT = 3.0
@@ -52,7 +53,9 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 # A power tower: an exponent that itself has an exponent (9^9^9, 9^{9^{9}}, 2**3**4).
 _TOWER = re.compile(r"\^\s*\{?\s*\(?[\w.]+\)?\s*\}?\s*\^|\^\s*\{[^{}]*\^|\*\*\s*\(?\s*[\w.]+\s*\)?\s*\*\*")
 _POWER = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^|\*\*)\s*\{?\s*\(?\s*(\d+(?:\.\d+)?)")
-_FACTORIAL = re.compile(r"(\d+)\s*!|\\?factorial\s*\(\s*(\d+)|(\d+)\s*!\s*!")
+_FACTORIAL = re.compile(r"(\d+)\s*!|\\?factorial\s*\(\s*(\d+)")
+# The factorial of a bracketed expression that itself holds a factorial or a power: (10!)!, (2^{20})!.
+_NESTED_FACTORIAL = re.compile(r"[!^][^!]*[)}\]]\s*!")
 _LONG_DIGITS = re.compile(r"\d{400,}")
 # Results with more digits than this are not worth asking sympy about.
 _MAX_RESULT_DIGITS = 20_000
@@ -95,9 +98,9 @@ def pathological(answer: str) -> str | None:
             continue
         if b > 1 and e * math.log10(b) > _MAX_RESULT_DIGITS:
             return "huge power"
+    if _NESTED_FACTORIAL.search(answer):
+        return "nested factorial"
     for groups in _FACTORIAL.findall(answer):
-        if groups[2]:
-            return "double factorial"
         n = groups[0] or groups[1]
         if n and int(n[:8]) > _MAX_FACTORIAL:
             return "huge factorial"
@@ -126,7 +129,8 @@ def fast_verdict(gold: str, pred_answer: str) -> bool | None:
         return True
     if _PLAIN_NUMBER.fullmatch(g) and _PLAIN_NUMBER.fullmatch(p):
         gv, pv = g.replace(",", ""), p.replace(",", "")
-        if float(gv) == float(pv):
+        # Decimal, not float: two different 400-digit integers are both inf as floats.
+        if Decimal(gv) == Decimal(pv):
             return True
         # Two different integers are different; decimals go to math-verify,
         # which rounds (0.333333 vs 1/3-style cases).
@@ -178,6 +182,15 @@ def _worker_main() -> None:  # pragma: no cover - runs in the subprocess
         out.write(json.dumps(obj).encode() + b"\n")
         out.flush()
 
+    # sympy imports and builds caches lazily on first use; pay that before
+    # "ready" so the first real pair is not charged for it against its limit.
+    try:
+        verify(parse("$x^2+2x+1$", parsing_timeout=None), parse("$\\boxed{(x+1)^2}$", parsing_timeout=None),
+               timeout_seconds=None)
+        verify(parse("$\\{1,2\\}$", parsing_timeout=None), parse("$(0, \\frac{1}{2}]$", parsing_timeout=None),
+               timeout_seconds=None)
+    except Exception:  # noqa: BLE001 - warm-up only
+        pass
     send({"ready": os.getpid()})
     for line in sys.stdin.buffer:
         try:

@@ -1,0 +1,151 @@
+"""The hard-timeout math checker: verdicts, screening, limits, recovery, threads."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from grpokit.sandbox import mathcheck
+from grpokit.sandbox.mathcheck import MathChecker, fast_verdict, gold_text, pathological
+
+# A power tower with a parenthesised base: passes the cheap screen, then makes
+# sympy compute 8^100000000 exactly, which takes far longer than any limit.
+HANGS = "$\\left(2^{3}\\right)^{100000000}$"
+
+
+@pytest.fixture(scope="module")
+def checker():
+    checker = MathChecker(workers=2, timeout=5.0)  # generous for verdicts on a loaded machine
+    checker.check("1", "$1$")  # warm: the workers have imported sympy
+    yield checker
+    checker.close()
+
+
+VERDICTS = [
+    # (gold, prediction, expected)
+    ("\\frac{1}{2}", "so $\\boxed{0.5}$", True),  # fractions vs decimals
+    ("1/2", "The answer is $0.5$", True),  # no box: math-verify finds the last expression
+    ("\\{1,2\\}", "$\\boxed{\\{2,1\\}}$", True),  # set order
+    ("(0,1]", "$\\boxed{(0, 1]}$", True),  # interval
+    ("(0,1]", "$\\boxed{[0, 1]}$", False),  # closed is not half-open
+    ("x^2+2x+1", "$\\boxed{(x+1)^2}$", True),  # symbolic equality
+    ("3", "$\\boxed{4}$", False),  # wrong
+    ("\\text{(B)}", "$\\boxed{\\text{(B)}}$", True),  # identical text answers
+    ("#### 72", "$\\boxed{72}$", True),  # GSM8K gold
+]
+
+
+@pytest.mark.parametrize("gold,pred,expected", VERDICTS)
+def test_verdicts(checker, gold, pred, expected):
+    assert checker.check(gold, pred) is expected
+
+
+SCREEN = [
+    # (answer, pathological?)
+    ("9^{9^{9^{9}}}", True),  # power tower in braces
+    ("9^9^9", True),  # bare power tower
+    ("2**3**4", True),  # Python-style tower
+    ("10^{100000}", True),  # a 100,001-digit result
+    ("100000!", True),  # huge factorial
+    ("(10!)!", True),  # factorial of a factorial: 3,628,800! is out of reach
+    ("(2^{20})!", True),  # factorial of a power likewise
+    ("5!!", False),  # a small double factorial is fine (15)
+    ("9" * 500, True),  # giant literal
+    ("x" * 2000, True),  # wall of text
+    ("2^{10}", False),  # an ordinary power
+    ("x^2 + y^2 + z^2", False),  # many powers, no tower
+    ("10!", False),  # a small factorial
+    ("\\frac{1}{2}", False),  # everyday LaTeX
+]
+
+
+@pytest.mark.parametrize("answer,expected", SCREEN)
+def test_screen(answer, expected):
+    assert (pathological(answer) is not None) is expected
+
+
+FAST = [
+    # (gold, answer, verdict)
+    ("42", "42", True),  # identical
+    ("1,000", "1000", True),  # separators
+    ("0.5", ".5", True),  # same decimal written differently
+    ("3", "4", False),  # two different integers: certain without sympy
+    ("0.333333", "0.3333333", None),  # decimals go to math-verify, which rounds
+    ("\\frac12", "0.5", None),  # needs math-verify
+    ("", "5", None),  # nothing to compare
+]
+
+
+@pytest.mark.parametrize("gold,answer,verdict", FAST)
+def test_fast_path(gold, answer, verdict):
+    assert fast_verdict(gold, answer) is verdict
+
+
+GOLDS = [
+    # (gold cell, what math-verify is given)
+    ("\\frac{1}{2}", "$\\frac{1}{2}$"),  # bare LaTeX gets delimiters
+    ("\\$6", "$\\$6$"),  # an escaped dollar is not a delimiter
+    ("$5$", "$5$"),  # already delimited
+    ("Natalia sold 48/2 = 24 clips\n#### 72", "$72$"),  # GSM8K
+]
+
+
+@pytest.mark.parametrize("gold,expected", GOLDS)
+def test_gold_text(gold, expected):
+    assert gold_text(gold) == expected
+
+
+def test_hanging_pair_returns_within_limit_and_others_are_scored(checker):
+    before = checker.stats()["timeouts"]
+    start = time.monotonic()
+    out = checker.check_many([("5", HANGS), ("2", "$\\boxed{1+1}$"), ("3", "$\\boxed{2+1}$")], timeout=1.0)
+    elapsed = time.monotonic() - start
+    assert out == [None, True, True]
+    assert elapsed < 3.0, elapsed  # 1 s limit plus slack for a loaded 2-core machine
+    assert checker.stats()["timeouts"] == before + 1
+    assert checker.check("2", "$\\boxed{2}$") is True  # the pool recovered
+
+
+def test_screened_input_skips_the_workers(checker):
+    before = checker.stats()
+    assert checker.check("5", "$\\boxed{9^{9^{9^{9}}}}$") is None
+    assert checker.check("5", "$\\boxed{100000!}$") is None  # huge factorial
+    after = checker.stats()
+    assert after["screened"] == before["screened"] + 2
+    assert after["checked"] == before["checked"]
+    # An identical pathological answer is settled by the fast path before the screen.
+    assert checker.check("9^{9^{9}}", "$\\boxed{9^{9^{9}}}$") is True
+
+
+def test_killed_worker_is_replaced(checker):
+    # A worker that dies (OOM killer, segfault in a C extension) costs a retry, not the batch.
+    for worker in list(checker._workers):
+        worker.proc.kill()
+    assert checker.check_many([("1", "$\\boxed{1}$"), ("\\frac14", "$0.25$")]) == [True, True]
+
+
+def test_called_from_threads(checker):
+    # math-verify's signal.alarm raises outside the main thread; the pool does not care.
+    results = {}
+
+    def run(n):
+        results[n] = checker.check_many([(str(n), f"$\\boxed{{{n}}}$"), (str(n), "$\\boxed{-1}$")])
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert results == {n: [True, False] for n in range(3)}
+
+
+def test_bad_timeout_rejected():
+    with pytest.raises(ValueError):
+        MathChecker(timeout=0)
+
+
+def test_module_helpers():
+    assert mathcheck.check("\\frac{1}{2}", "$0.5$") is True
+    assert mathcheck.check_many([("2", "$\\boxed{3}$")]) == [False]
+    assert mathcheck.stats()["pairs"] >= 2
