@@ -302,16 +302,19 @@ class MathChecker:
 
     `timeout` (seconds) bounds each pair's time inside a worker; a pair past it
     gets None and its worker is killed and replaced. `workers` is the number
-    of processes checking pairs in parallel. Thread-safe: concurrent callers
-    take turns on the pool.
+    of processes checking pairs in parallel; `memory_mb` caps each one's
+    address space. `fast_path=False` sends every pair to a worker (for
+    measuring). Thread-safe: concurrent callers take turns on the pool.
     """
 
-    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = 4096):
+    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT, memory_mb: int = 4096,
+                 fast_path: bool = True):
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
         self.size = max(1, workers if workers is not None else min(4, os.cpu_count() or 1))
         self.timeout = float(timeout)
         self.memory_mb = memory_mb
+        self.fast_path = fast_path  # off only to measure the workers alone
         self._workers: list[_Worker] = []
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(_COUNTERS, 0)
@@ -348,7 +351,8 @@ class MathChecker:
             gold = gold_text(gold[:MAX_GOLD_CHARS])
             pred = pred[-MAX_PRED_CHARS:]
             gold_answer, pred_answer = _gold_answer(gold), answer_region(pred)
-            verdict = fast_verdict(gold_answer, pred_answer) if "\\boxed" in pred or "\\fbox" in pred else None
+            boxed = "\\boxed" in pred or "\\fbox" in pred
+            verdict = fast_verdict(gold_answer, pred_answer) if self.fast_path and boxed else None
             if verdict is not None:
                 results[i] = verdict
                 local["fast_path"] += 1
