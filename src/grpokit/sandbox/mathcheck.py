@@ -61,6 +61,7 @@ _LONG_DIGITS = re.compile(r"\d{400,}")
 _MAX_RESULT_DIGITS = 20_000
 _MAX_FACTORIAL = 2_000
 _MAX_ANSWER_CHARS = 1_000
+_TAIL_CHARS = 800
 
 
 def answer_region(text: str) -> str:
@@ -76,7 +77,8 @@ def answer_region(text: str) -> str:
                 if depth == 0:
                     return tail[:i]
         return tail[:_MAX_ANSWER_CHARS + 1]
-    return text[-300:]
+    # No box: math-verify takes the last expression; the tail holds it.
+    return text[-_TAIL_CHARS:]
 
 
 def pathological(answer: str) -> str | None:
@@ -401,8 +403,12 @@ class MathChecker:
                 break
             timeout = max(0.0, min(waits, default=now + 1.0) - time.monotonic())
             fds = {w.fd: w for w in self._workers}
+            # poll, not select: a trainer with many open files hands out fds above 1024.
+            poller = select.poll()
+            for fd in fds:
+                poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
             try:
-                readable, _, _ = select.select(list(fds), [], [], timeout)
+                readable = [fd for fd, _ in poller.poll(timeout * 1000)]
             except (OSError, ValueError):
                 readable = []
             for fd in readable:
