@@ -8,6 +8,7 @@ import pytest
 
 from grpokit.rewards import RewardConfigError, describe, get
 from grpokit.rewards.registry import canonical, family
+from grpokit.sandbox.mathcheck import default_checker
 
 CONVERSATION = lambda text: [{"role": "assistant", "content": text}]  # noqa: E731
 
@@ -200,7 +201,7 @@ def test_math_equivalence_hanging_input_returns_within_limit():
     # sympy compute forever; the row gets None within the limit, the others
     # in the batch are still scored.
     reward = get("math_equivalence", timeout=1.0)
-    reward(["$\\boxed{1}$"], answer=["1"])  # warm the workers
+    assert default_checker().warm(wait=True)  # time the check, not the workers' start-up
     start = time.monotonic()
     out = reward(["$\\left(2^{3}\\right)^{100000000}$", "$\\boxed{2}$"], answer=["5", "2"])
     elapsed = time.monotonic() - start

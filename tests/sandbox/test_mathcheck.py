@@ -17,7 +17,7 @@ HANGS = "$\\left(2^{3}\\right)^{100000000}$"
 @pytest.fixture(scope="module")
 def checker():
     checker = MathChecker(workers=2, timeout=5.0)  # generous for verdicts on a loaded machine
-    checker.check("1", "$1$")  # warm: the workers have imported sympy
+    assert checker.warm(wait=True)  # every worker has imported sympy: timings below measure checks only
     yield checker
     checker.close()
 
@@ -97,6 +97,7 @@ def test_gold_text(gold, expected):
 
 
 def test_hanging_pair_returns_within_limit_and_others_are_scored(checker):
+    assert checker.warm(wait=True)
     before = checker.stats()["timeouts"]
     start = time.monotonic()
     out = checker.check_many([("5", HANGS), ("2", "$\\boxed{1+1}$"), ("3", "$\\boxed{2+1}$")], timeout=1.0)
@@ -123,6 +124,7 @@ def test_killed_worker_is_replaced(checker):
     for worker in list(checker._workers):
         worker.proc.kill()
     assert checker.check_many([("1", "$\\boxed{1}$"), ("\\frac14", "$0.25$")]) == [True, True]
+    assert checker.warm(wait=True)  # leave a full, ready pool to the next test
 
 
 def test_called_from_threads(checker):

@@ -322,10 +322,31 @@ class MathChecker:
         self._stats = dict.fromkeys(_COUNTERS, 0)
 
     # -- public
-    def warm(self) -> None:
-        """Start the workers now (they import sympy in the background)."""
+    def warm(self, wait: bool = False) -> bool:
+        """Start the workers now (they import sympy in the background).
+
+        With `wait`, block until every worker is ready (or STARTUP_TIMEOUT
+        passes); returns whether all are ready.
+        """
         with self._lock:
             self._fill(self.size)
+            if not wait:
+                return all(w.ready for w in self._workers)
+            deadline = time.monotonic() + STARTUP_TIMEOUT
+            while not all(w.ready for w in self._workers) and time.monotonic() < deadline:
+                starting = {w.fd: w for w in self._workers if not w.ready}
+                poller = select.poll()
+                for fd in starting:
+                    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+                for fd, _ in poller.poll(max(0.0, deadline - time.monotonic()) * 1000):
+                    worker = starting[fd]
+                    messages = worker.read_messages()
+                    if messages is None:
+                        self._stats["crashes"] += 1
+                        self._replace(worker)
+                    elif any("ready" in m for m in messages):
+                        worker.ready = True
+            return all(w.ready for w in self._workers)
 
     def stats(self) -> dict:
         """Counters since start: pairs, fast_path, screened, checked, timeouts, crashes, ..."""
