@@ -1,6 +1,8 @@
 """The hard-timeout math checker: verdicts, screening, limits, recovery, threads."""
 from __future__ import annotations
 
+import gc
+import os
 import threading
 import time
 
@@ -151,3 +153,24 @@ def test_module_helpers():
     assert mathcheck.check("\\frac{1}{2}", "$0.5$") is True
     assert mathcheck.check_many([("2", "$\\boxed{3}$")]) == [False]
     assert mathcheck.stats()["pairs"] >= 2
+
+
+def test_forked_child_gets_its_own_workers(checker):
+    # A forked child (DataLoader worker) must not talk to the parent's workers
+    # through inherited pipes; it starts its own, and the parent's pool is intact.
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        ok = checker.check("2", "$\\boxed{1+1}$") is True
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert checker.check("3", "$\\boxed{1+2}$") is True
+
+
+def test_collected_checker_stops_its_workers():
+    checker = MathChecker(workers=1)
+    checker.warm()
+    proc = checker._workers[0].proc
+    del checker
+    gc.collect()
+    assert proc.wait(timeout=10) is not None

@@ -23,7 +23,6 @@ grpokit in the worker).
 """
 from __future__ import annotations
 
-import atexit
 import json
 import math
 import os
@@ -33,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from decimal import Decimal
 from typing import Iterable, Sequence
@@ -317,7 +317,10 @@ class MathChecker:
         self.timeout = float(timeout)
         self.memory_mb = memory_mb
         self.fast_path = fast_path  # off only to measure the workers alone
-        self._workers: list[_Worker] = []
+        self._workers: list[_Worker] = []  # mutated in place: the finalizer holds this list
+        self._pid = os.getpid()
+        # Workers go when the checker is collected or the interpreter exits.
+        weakref.finalize(self, _kill_all, self._workers)
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(_COUNTERS, 0)
 
@@ -355,9 +358,7 @@ class MathChecker:
 
     def close(self) -> None:
         with self._lock:
-            for worker in self._workers:
-                worker.kill()
-            self._workers = []
+            _kill_all(self._workers)
 
     def check(self, gold: str, pred: str, timeout: float | None = None) -> bool | None:
         return self.check_many([(gold, pred)], timeout=timeout)[0]
@@ -393,14 +394,19 @@ class MathChecker:
 
     # -- internals
     def _fill(self, wanted: int) -> None:
-        self._workers = [w for w in self._workers if w.proc.poll() is None]
+        if os.getpid() != self._pid:
+            # A forked child (e.g. a DataLoader worker) inherited the parent's
+            # pipes: those workers are the parent's, so forget them, never kill them.
+            self._workers.clear()
+            self._pid = os.getpid()
+        self._workers[:] = [w for w in self._workers if w.proc.poll() is None]
         while len(self._workers) < wanted:
             self._workers.append(_Worker(self.memory_mb, cpu_budget=max(30.0, 4 * self.timeout)))
             self._stats["workers_started"] += 1
 
     def _replace(self, worker: _Worker) -> None:
         worker.kill()
-        self._workers = [w for w in self._workers if w is not worker]
+        self._workers[:] = [w for w in self._workers if w is not worker]
         self._fill(self.size)
 
     def _run(self, jobs: deque, results: list, limit: float, local: dict) -> None:
@@ -494,6 +500,12 @@ class MathChecker:
             jobs.appendleft(job)
 
 
+def _kill_all(workers: list) -> None:
+    for worker in workers:
+        worker.kill()
+    workers.clear()
+
+
 # ----------------------------------------------------------- module helpers
 
 _default: MathChecker | None = None
@@ -506,7 +518,6 @@ def default_checker() -> MathChecker:
     with _default_lock:
         if _default is None:
             _default = MathChecker()
-            atexit.register(_default.close)
         return _default
 
 
