@@ -44,7 +44,7 @@ STARTUP_TIMEOUT = 60.0
 # Answers live at the end of a completion; math-verify scans what it is given
 # with regexes, so a 1 MB completion is cut to its tail before it is sent.
 MAX_PRED_CHARS = 20_000
-MAX_GOLD_CHARS = 2_000
+MAX_GOLD_CHARS = 5_000  # a worked gold solution keeps its tail, where the box is
 
 
 # ----------------------------------------------------------------- screening
@@ -245,6 +245,7 @@ class _Worker:
             start_new_session=True,  # Ctrl-C in the trainer's terminal is the trainer's business
         )
         self.fd = self.proc.stdout.fileno()
+        self.owner = os.getpid()
         self.buffer = b""
         self.ready = False
         self.started = time.monotonic()
@@ -278,6 +279,8 @@ class _Worker:
         return messages
 
     def kill(self) -> None:
+        if os.getpid() != self.owner:
+            return  # a forked child's inherited copy: the worker belongs to the parent
         try:
             self.proc.kill()
         except OSError:
@@ -372,7 +375,7 @@ class MathChecker:
         local = dict.fromkeys(_COUNTERS, 0)
         local["pairs"] = len(pairs)
         for i, (gold, pred) in enumerate(pairs):
-            gold = gold_text(gold[:MAX_GOLD_CHARS])
+            gold = gold_text(gold[-MAX_GOLD_CHARS:])
             pred = pred[-MAX_PRED_CHARS:]
             gold_answer, pred_answer = _gold_answer(gold), answer_region(pred)
             boxed = "\\boxed" in pred or "\\fbox" in pred
