@@ -182,6 +182,10 @@ MATH = [
     ("The total is $\\boxed{1,000}$", "1000", 1.0),  # thousands separator
     ("Carla pays \\(\\boxed{6}\\).", "\\$6", 1.0),  # an escaped dollar in the gold (a real MATH row)
     ("<answer>\\frac{2}{4}</answer>", "1/2", 1.0),  # bare LaTeX in the tag
+    ("<answer>18 dollars</answer>", "18", 1.0),  # prose in the tag: read as text, not as 18*d*o*l*l*a*r*s
+    ("<answer>(0,1]</answer>", "(0, 1]", 1.0),  # bare interval in the tag: read as LaTeX
+    ("<answer>2, 3</answer>", "3", 0.0),  # a list is not its last element
+    ("<answer>5</answer> but later \\boxed{6}", "5", 1.0),  # the tag is the commitment
     ("After simplifying we get $x = \\sqrt{2}$", "\\sqrt 2", 1.0),  # conversational math, no box
     ("", "1", 0.0),  # empty completion is wrong, not unscorable
     ("  ", "1", 0.0),  # whitespace-only likewise

@@ -145,6 +145,12 @@ def test_called_from_threads(checker):
     assert results == {n: [True, False] for n in range(3)}
 
 
+def test_several_readings_of_one_answer(checker):
+    # A caller unsure how to read an answer may send readings; any equivalent one counts.
+    assert checker.check("18", ["$18 dollars$", "18 dollars"]) is True
+    assert checker.check("18", ["$17$", "17"]) is False
+
+
 def test_bad_timeout_rejected():
     with pytest.raises(ValueError):
         MathChecker(timeout=0)

@@ -254,9 +254,18 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
     return reward_func
 
 
+# Letter runs that are mathematics, not prose, in a bare answer.
+_MATH_WORDS = {"sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "pi", "inf", "oo",
+               "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "mod", "gcd", "lcm", "max", "min"}
+_UNITS = {"cm", "mm", "km", "kg", "mg", "ml", "ft", "yd", "mi", "hr", "lb", "oz"}
+
+
 def _prediction(text: str) -> str | None:
-    # An <answer> tag is the model's explicit commitment: check only that. Bare
-    # LaTeX in it goes into $...$ so math-verify's LaTeX reader sees it.
+    # An <answer> tag is the model's explicit commitment: check only that.
+    # Bare content goes to math-verify as LaTeX in $...$ (sets, intervals,
+    # x^2+1, 2, 3 as a list), unless it reads as prose or carries a unit
+    # ("18 dollars", "5 cm"), which the plain-text reader handles and the
+    # LaTeX reader would turn into a product of letters.
     if not text.strip():
         return None
     tagged = _answers.last_tag(text, "answer")
@@ -264,7 +273,10 @@ def _prediction(text: str) -> str | None:
         return text
     if not tagged:
         return None
-    if re.search(r"\$|\\\[|\\\(|\\boxed|\\fbox", tagged):
+    if re.search(r"(?<!\\)\$|\\\[|\\\(|\\boxed|\\fbox", tagged):
+        return tagged
+    words = {w.lower() for w in re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}", tagged)}
+    if any((len(w) >= 3 and w not in _MATH_WORDS) or w in _UNITS for w in words):
         return tagged
     return f"${tagged}$"
 

@@ -214,8 +214,11 @@ def _worker_main() -> None:  # pragma: no cover - runs in the subprocess
             if not parsed_gold:
                 send({"r": None, "why": "gold"})
                 continue
-            parsed_pred = parse(msg["p"], parsing_timeout=None)
-            send({"r": bool(verify(parsed_gold, parsed_pred, timeout_seconds=None))})
+            # Several readings of one answer may come (e.g. "$18 dollars$" and
+            # "18 dollars"): equivalent if any reading is.
+            preds = msg["p"] if isinstance(msg["p"], list) else [msg["p"]]
+            send({"r": any(bool(verify(parsed_gold, parse(p, parsing_timeout=None), timeout_seconds=None))
+                           for p in preds)})
         except MemoryError:
             send({"r": None, "why": "memory"})
         except Exception as exc:  # noqa: BLE001 - a failed check is a None, never a dead worker
@@ -252,7 +255,7 @@ class _Worker:
         self.task: int | None = None
         self.deadline = math.inf
 
-    def send(self, gold: str, pred: str) -> bool:
+    def send(self, gold: str, pred: str | list[str]) -> bool:
         try:
             self.proc.stdin.write(json.dumps({"g": gold, "p": pred}).encode() + b"\n")
             self.proc.stdin.flush()
@@ -366,9 +369,14 @@ class MathChecker:
     def check(self, gold: str, pred: str, timeout: float | None = None) -> bool | None:
         return self.check_many([(gold, pred)], timeout=timeout)[0]
 
-    def check_many(self, pairs: Iterable[tuple[str, str]], timeout: float | None = None) -> list[bool | None]:
-        """Verdicts for (gold, prediction) pairs, checked in parallel: True, False or None."""
-        pairs = [(str(g), str(p)) for g, p in pairs]
+    def check_many(self, pairs: Iterable[tuple[str, str | Sequence[str]]], timeout: float | None = None
+                   ) -> list[bool | None]:
+        """Verdicts for (gold, prediction) pairs, checked in parallel: True, False or None.
+
+        A prediction may be a list of readings of one answer (at most 4): the
+        pair is equivalent when any reading is.
+        """
+        pairs = [(str(g), [str(p)] if isinstance(p, str) else [str(x) for x in p]) for g, p in pairs]
         limit = self.timeout if timeout is None else float(timeout)
         results: list[bool | None] = [None] * len(pairs)
         jobs: deque[tuple[int, str, str]] = deque()
@@ -376,18 +384,21 @@ class MathChecker:
         local["pairs"] = len(pairs)
         for i, (gold, pred) in enumerate(pairs):
             gold = gold_text(gold[-MAX_GOLD_CHARS:])
-            pred = pred[-MAX_PRED_CHARS:]
-            gold_answer, pred_answer = _gold_answer(gold), answer_region(pred)
-            boxed = "\\boxed" in pred or "\\fbox" in pred
+            readings = [p[-MAX_PRED_CHARS:] for p in pred][:4]
+            if not readings:
+                continue  # nothing to check: None
+            gold_answer, pred_answers = _gold_answer(gold), [answer_region(p) for p in readings]
+            pred_answer = pred_answers[0]
+            boxed = "\\boxed" in readings[0] or "\\fbox" in readings[0]
             verdict = fast_verdict(gold_answer, pred_answer) if self.fast_path and boxed else None
             if verdict is not None:
                 results[i] = verdict
                 local["fast_path"] += 1
-            elif pathological(gold_answer) or pathological(pred_answer):
+            elif pathological(gold_answer) or any(pathological(a) for a in pred_answers):
                 results[i] = True if _normal(gold_answer) and _normal(gold_answer) == _normal(pred_answer) else None
                 local["screened"] += 1
             else:
-                jobs.append((i, gold, pred))
+                jobs.append((i, gold, readings if len(readings) > 1 else readings[0]))
         with self._lock:
             if jobs:
                 self._run(jobs, results, limit, local)
