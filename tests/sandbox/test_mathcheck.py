@@ -151,6 +151,20 @@ def test_several_readings_of_one_answer(checker):
     assert checker.check("18", ["$17$", "17"]) is False
 
 
+def test_workers_that_cannot_start_give_none_quickly(monkeypatch):
+    # A broken worker interpreter must not hang the trainer or spawn forever.
+    monkeypatch.setattr(mathcheck, "PYTHON", "/bin/false")
+    broken = MathChecker(workers=2)
+    start = time.monotonic()
+    assert broken.check_many([("1", "$1$"), ("2", "$3$")]) == [None, None]
+    assert broken.check("1", "$\\boxed{1}$") is True  # the fast path still answers
+    assert time.monotonic() - start < 10
+    stats = broken.stats()
+    assert stats["errors"] == 2
+    assert 4 <= stats["start_failures"] <= stats["workers_started"] <= 6  # bounded, not a spawn loop
+    broken.close()
+
+
 def test_bad_timeout_rejected():
     with pytest.raises(ValueError):
         MathChecker(timeout=0)

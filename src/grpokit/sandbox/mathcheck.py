@@ -41,6 +41,11 @@ DEFAULT_TIMEOUT = 3.0
 # A worker still importing sympy after this long is broken (or the machine is
 # badly overloaded); its pairs are answered None rather than waited on forever.
 STARTUP_TIMEOUT = 60.0
+# After repeated start-up failures, how long to answer None before trying again.
+BROKEN_RETRY = 60.0
+# The interpreter that runs the workers. sys.executable unless set: embedded
+# Pythons (uWSGI, some notebooks) report a host binary there.
+PYTHON: str | None = None
 # Answers live at the end of a completion; math-verify scans what it is given
 # with regexes, so a 1 MB completion is cut to its tail before it is sent.
 MAX_PRED_CHARS = 20_000
@@ -239,7 +244,7 @@ class _Worker:
         # sys.path where it could shadow a standard module.
         bootstrap = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__grpokit_mathcheck_worker__')"
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", bootstrap, os.path.abspath(__file__)],
+            [PYTHON or sys.executable, "-c", bootstrap, os.path.abspath(__file__)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -301,7 +306,7 @@ class _Worker:
 
 _COUNTERS = (
     "pairs", "fast_path", "screened", "checked", "timeouts", "crashes",
-    "gold_unparseable", "errors", "workers_started",
+    "gold_unparseable", "errors", "workers_started", "start_failures",
 )
 
 
@@ -329,6 +334,8 @@ class MathChecker:
         weakref.finalize(self, _kill_all, self._workers)
         self._lock = threading.Lock()
         self._stats = dict.fromkeys(_COUNTERS, 0)
+        self._start_failures = 0  # in a row, reset by any worker becoming ready
+        self._broken_until = 0.0
 
     # -- public
     def warm(self, wait: bool = False) -> bool:
@@ -339,23 +346,19 @@ class MathChecker:
         """
         with self._lock:
             self._fill(self.size)
-            if not wait:
-                return all(w.ready for w in self._workers)
             deadline = time.monotonic() + STARTUP_TIMEOUT
-            while not all(w.ready for w in self._workers) and time.monotonic() < deadline:
+            while wait and self._workers and not all(w.ready for w in self._workers):
+                if time.monotonic() >= deadline:
+                    break
                 starting = {w.fd: w for w in self._workers if not w.ready}
-                poller = select.poll()
-                for fd in starting:
-                    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-                for fd, _ in poller.poll(max(0.0, deadline - time.monotonic()) * 1000):
+                for fd in _poll(starting, deadline - time.monotonic()):
                     worker = starting[fd]
                     messages = worker.read_messages()
                     if messages is None:
-                        self._stats["crashes"] += 1
-                        self._replace(worker)
+                        self._start_failed(worker)
                     elif any("ready" in m for m in messages):
-                        worker.ready = True
-            return all(w.ready for w in self._workers)
+                        self._mark_ready(worker)
+            return bool(self._workers) and all(w.ready for w in self._workers)
 
     def stats(self) -> dict:
         """Counters since start: pairs, fast_path, screened, checked, timeouts, crashes, ..."""
@@ -414,6 +417,8 @@ class MathChecker:
             self._workers.clear()
             self._pid = os.getpid()
         self._workers[:] = [w for w in self._workers if w.proc.poll() is None]
+        if time.monotonic() < self._broken_until:
+            return  # workers cannot start here right now; do not spin spawning them
         while len(self._workers) < wanted:
             self._workers.append(_Worker(self.memory_mb, cpu_budget=max(30.0, 4 * self.timeout)))
             self._stats["workers_started"] += 1
@@ -423,13 +428,32 @@ class MathChecker:
         self._workers[:] = [w for w in self._workers if w is not worker]
         self._fill(self.size)
 
+    def _mark_ready(self, worker: _Worker) -> None:
+        worker.ready = True
+        self._start_failures = 0
+
+    def _start_failed(self, worker: _Worker) -> None:
+        # A worker that dies or hangs before "ready" (math-verify missing, no
+        # memory, a broken interpreter): after 2 x pool size failures in a row
+        # stop spawning for BROKEN_RETRY seconds; its pairs get None meanwhile.
+        self._stats["start_failures"] += 1
+        self._start_failures += 1
+        if self._start_failures >= 2 * self.size:
+            self._broken_until = time.monotonic() + BROKEN_RETRY
+            self._start_failures = 0
+        self._replace(worker)
+
     def _run(self, jobs: deque, results: list, limit: float, local: dict) -> None:
         self._fill(self.size)
         retried: set[int] = set()
-        owner: dict[int, tuple[int, str, str]] = {}  # worker id -> job it is on
-        start_failures = 0
+        owner: dict[int, tuple] = {}  # id(worker) -> the job it is on
         while jobs or owner:
-            now = time.monotonic()
+            if jobs and not self._workers:
+                # No worker can run (start-up keeps failing): answer None, do not wait.
+                local["errors"] += len(jobs)
+                jobs.clear()
+                if not owner:
+                    break
             for worker in list(self._workers):
                 if worker.ready and worker.task is None and jobs:
                     job = jobs.popleft()
@@ -438,24 +462,18 @@ class MathChecker:
                         owner[id(worker)] = job
                     else:
                         self._lost(worker, job, jobs, retried, results, local, owner)
-            waits = [w.deadline for w in self._workers if w.task is not None]
-            waits += [w.started + STARTUP_TIMEOUT for w in self._workers if not w.ready]
             if not owner and not jobs:
                 break
-            timeout = max(0.0, min(waits, default=now + 1.0) - time.monotonic())
+            waits = [w.deadline for w in self._workers if w.task is not None]
+            waits += [w.started + STARTUP_TIMEOUT for w in self._workers if not w.ready]
             fds = {w.fd: w for w in self._workers}
-            # poll, not select: a trainer with many open files hands out fds above 1024.
-            poller = select.poll()
-            for fd in fds:
-                poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-            try:
-                readable = [fd for fd, _ in poller.poll(timeout * 1000)]
-            except (OSError, ValueError):
-                readable = []
-            for fd in readable:
+            for fd in _poll(fds, min(waits, default=time.monotonic() + 1.0) - time.monotonic()):
                 worker = fds[fd]
                 messages = worker.read_messages()
                 if messages is None:
+                    if not worker.ready:
+                        self._start_failed(worker)
+                        continue
                     job = owner.pop(id(worker), None)
                     local["crashes"] += 1
                     self._replace(worker)
@@ -464,7 +482,7 @@ class MathChecker:
                     continue
                 for msg in messages:
                     if "ready" in msg:
-                        worker.ready = True
+                        self._mark_ready(worker)
                     elif worker.task is not None:
                         job = owner.pop(id(worker))
                         results[job[0]] = msg.get("r")
@@ -486,19 +504,7 @@ class MathChecker:
                     local["timeouts"] += 1
                     self._replace(worker)
                 elif not worker.ready and now > worker.started + STARTUP_TIMEOUT:
-                    start_failures += 1
-                    self._replace(worker)
-            if start_failures >= 2 * self.size:
-                # Workers cannot start at all (broken install?): answer None, do not spin.
-                for job in jobs:
-                    results[job[0]] = None
-                local["errors"] += len(jobs)
-                jobs.clear()
-                for worker in list(self._workers):
-                    if worker.task is not None:
-                        owner.pop(id(worker), None)
-                        self._replace(worker)
-                return
+                    self._start_failed(worker)
 
     def _lost(self, worker, job, jobs, retried, results, local, owner) -> None:
         # A worker died under a pair (or before taking it): retry the pair once
@@ -512,6 +518,18 @@ class MathChecker:
         else:
             retried.add(job[0])
             jobs.appendleft(job)
+
+
+def _poll(workers_by_fd: dict, timeout: float) -> list[int]:
+    """The fds with something to read (or a hang-up) within `timeout` seconds."""
+    # poll, not select: a trainer with many open files hands out fds above 1024.
+    poller = select.poll()
+    for fd in workers_by_fd:
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    try:
+        return [fd for fd, _ in poller.poll(max(0.0, timeout) * 1000)]
+    except (OSError, ValueError):
+        return []
 
 
 def _kill_all(workers: list) -> None:
