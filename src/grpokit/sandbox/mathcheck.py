@@ -353,6 +353,8 @@ class MathChecker:
                 starting = {w.fd: w for w in self._workers if not w.ready}
                 for fd in _poll(starting, deadline - time.monotonic()):
                     worker = starting[fd]
+                    if worker not in self._workers:
+                        continue  # already replaced while handling another fd
                     messages = worker.read_messages()
                     if messages is None:
                         self._start_failed(worker)
@@ -416,7 +418,12 @@ class MathChecker:
             # pipes: those workers are the parent's, so forget them, never kill them.
             self._workers.clear()
             self._pid = os.getpid()
-        self._workers[:] = [w for w in self._workers if w.proc.poll() is None]
+        for worker in [w for w in self._workers if w.proc.poll() is not None]:
+            # Died unnoticed between calls; one that never got ready counts as a failed start.
+            worker.kill()
+            self._workers.remove(worker)
+            if not worker.ready:
+                self._count_start_failure()
         if time.monotonic() < self._broken_until:
             return  # workers cannot start here right now; do not spin spawning them
         while len(self._workers) < wanted:
@@ -433,6 +440,10 @@ class MathChecker:
         self._start_failures = 0
 
     def _start_failed(self, worker: _Worker) -> None:
+        self._count_start_failure()
+        self._replace(worker)
+
+    def _count_start_failure(self) -> None:
         # A worker that dies or hangs before "ready" (math-verify missing, no
         # memory, a broken interpreter): after 2 x pool size failures in a row
         # stop spawning for BROKEN_RETRY seconds; its pairs get None meanwhile.
@@ -441,7 +452,6 @@ class MathChecker:
         if self._start_failures >= 2 * self.size:
             self._broken_until = time.monotonic() + BROKEN_RETRY
             self._start_failures = 0
-        self._replace(worker)
 
     def _run(self, jobs: deque, results: list, limit: float, local: dict) -> None:
         self._fill(self.size)
@@ -469,6 +479,8 @@ class MathChecker:
             fds = {w.fd: w for w in self._workers}
             for fd in _poll(fds, min(waits, default=time.monotonic() + 1.0) - time.monotonic()):
                 worker = fds[fd]
+                if worker not in self._workers:
+                    continue  # already replaced while handling another fd
                 messages = worker.read_messages()
                 if messages is None:
                     if not worker.ready:
