@@ -308,3 +308,26 @@ def test_missing_column_names_the_fix():
 
 def test_other_column():
     assert get("numeric_match", column="solution")(["It is 5"], solution=["5"]) == [1.0]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# Text made of the characters answer extraction cares about, so the search
+# reaches tags, boxes, numbers, signs and separators, not just random letters.
+_ANSWERISH = st.lists(st.sampled_from(list("0123456789.,/-+%$ \n{}()[]*:ABCDEx") + [
+    "\\boxed{", "<answer>", "</answer>", "The answer is ", "####", "\\frac", "{,}", "\x00", "\ud800"]),
+    max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("name", ["exact_match", "fuzzy_match", "numeric_match", "multiple_choice", "contains_answer"])
+def test_any_text_gives_a_score_or_none(name):
+    reward = get(name)
+
+    @settings(max_examples=100, deadline=None)
+    @given(completion=_ANSWERISH, gold=st.one_of(_ANSWERISH, st.integers(-5, 5), st.none()))
+    def check(completion, gold):
+        (value,) = reward([completion], answer=[gold])
+        assert value is None or (isinstance(value, float) and 0.0 <= value <= 1.0)
+
+    check()
