@@ -110,6 +110,18 @@ def test_hanging_pair_returns_within_limit_and_others_are_scored(checker):
     assert checker.check("2", "$\\boxed{2}$") is True  # the pool recovered
 
 
+def test_hanging_pair_from_a_thread(checker):
+    # The hard limit does not rely on signals, so it holds off the main thread too.
+    assert checker.warm(wait=True)
+    out = []
+    start = time.monotonic()
+    thread = threading.Thread(target=lambda: out.append(checker.check_many([("5", HANGS), ("2", "$1+1$")], timeout=1.0)))
+    thread.start()
+    thread.join(30)
+    assert out == [[None, True]]
+    assert time.monotonic() - start < 3.0
+
+
 def test_screened_input_skips_the_workers(checker):
     before = checker.stats()
     assert checker.check("5", "$\\boxed{9^{9^{9^{9}}}}$") is None
