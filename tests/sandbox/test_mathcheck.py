@@ -47,7 +47,7 @@ SCREEN = [
     # (answer, pathological?)
     ("9^{9^{9^{9}}}", True),  # power tower in braces
     ("9^9^9", True),  # bare power tower
-    ("2**3**4", True),  # Python-style tower
+    ("9**9**9", True),  # Python-style tower
     ("10^{100000}", True),  # a 100,001-digit result
     ("100000!", True),  # huge factorial
     ("(10!)!", True),  # factorial of a factorial: 3,628,800! is out of reach
@@ -56,6 +56,10 @@ SCREEN = [
     ("9" * 500, True),  # giant literal
     ("x" * 2000, True),  # wall of text
     ("2^{10}", False),  # an ordinary power
+    ("2^{2^{2^{2^{2}}}}", False),  # a small tower: 2^65536 has 19,729 digits, sympy copes
+    ("2^{2^{2^{2^{2^{2}}}}}", True),  # one level more does not
+    ("e^{x^2}", False),  # a symbolic tower (a Gaussian) is harmless
+    ("(x^2)^3", False),  # so is a power of a power of a variable
     ("x^2 + y^2 + z^2", False),  # many powers, no tower
     ("10!", False),  # a small factorial
     ("\\frac{1}{2}", False),  # everyday LaTeX

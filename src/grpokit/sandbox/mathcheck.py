@@ -55,9 +55,10 @@ MAX_GOLD_CHARS = 5_000  # a worked gold solution keeps its tail, where the box i
 # ----------------------------------------------------------------- screening
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
-# A power tower: an exponent that itself has an exponent (9^9^9, 9^{9^{9}}, 2**3**4).
-_TOWER = re.compile(r"\^\s*\{?\s*\(?[\w.]+\)?\s*\}?\s*\^|\^\s*\{[^{}]*\^|\*\*\s*\(?\s*[\w.]+\s*\)?\s*\*\*")
-_POWER = re.compile(r"(\d+(?:\.\d+)?)\s*(?:\^|\*\*)\s*\{?\s*\(?\s*(\d+(?:\.\d+)?)")
+# A power or a tower of numeric powers: 10^{100000}, 9^9^9, 9^{9^{9}}, 2**3**4.
+# Symbolic ones (e^{x^2}, (x^2)^3) are harmless and not matched.
+_POWER_CHAIN = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\{?\s*\(?\s*\d+(?:\.\d+)?)+")
+_CHAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _FACTORIAL = re.compile(r"(\d+)\s*!|\\?factorial\s*\(\s*(\d+)")
 # The factorial of a bracketed expression that itself holds a factorial or a power: (10!)!, (2^{20})!.
 _NESTED_FACTORIAL = re.compile(r"[!^][^!]*[)}\]]\s*!")
@@ -96,14 +97,8 @@ def pathological(answer: str) -> str | None:
         return "answer too long"
     if _LONG_DIGITS.search(answer):
         return "giant number literal"
-    if _TOWER.search(answer):
-        return "power tower"
-    for base, exponent in _POWER.findall(answer):
-        try:
-            b, e = float(base), float(exponent)
-        except ValueError:
-            continue
-        if b > 1 and e * math.log10(b) > _MAX_RESULT_DIGITS:
+    for chain in _POWER_CHAIN.findall(answer):
+        if _result_digits(_CHAIN_NUMBER.findall(chain)) > _MAX_RESULT_DIGITS:
             return "huge power"
     if _NESTED_FACTORIAL.search(answer):
         return "nested factorial"
@@ -112,6 +107,18 @@ def pathological(answer: str) -> str | None:
         if n and int(n[:8]) > _MAX_FACTORIAL:
             return "huge factorial"
     return None
+
+
+def _result_digits(numbers: list[str]) -> float:
+    """Roughly how many digits a^(b^(c^...)) has, evaluated from the top; inf when astronomical."""
+    exponent = float(numbers[-1])
+    digits = 0.0
+    for base in map(float, reversed(numbers[:-1])):
+        digits = exponent * math.log10(base) if base > 1 and exponent > 0 else 0.0
+        if digits > _MAX_RESULT_DIGITS:
+            return math.inf
+        exponent = 10.0**digits if digits < 300 else math.inf
+    return digits
 
 
 # ------------------------------------------------------------------ fast path
