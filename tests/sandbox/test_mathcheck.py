@@ -52,6 +52,8 @@ SCREEN = [
     ("100000!", True),  # huge factorial
     ("(10!)!", True),  # factorial of a factorial: 3,628,800! is out of reach
     ("(2^{20})!", True),  # factorial of a power likewise
+    ("(2^{3})!", False),  # 8! is small
+    ("(n^2)!", False),  # symbolic: left to sympy
     ("5!!", False),  # a small double factorial is fine (15)
     ("9" * 500, True),  # giant literal
     ("x" * 2000, True),  # wall of text

@@ -60,8 +60,8 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _POWER_CHAIN = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\{?\s*\(?\s*\d+(?:\.\d+)?)+")
 _CHAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _FACTORIAL = re.compile(r"(\d+)\s*!|\\?factorial\s*\(\s*(\d+)")
-# The factorial of a bracketed expression that itself holds a factorial or a power: (10!)!, (2^{20})!.
-_NESTED_FACTORIAL = re.compile(r"[!^][^!]*[)}\]]\s*!")
+# The factorial of a bracketed factorial or power of numbers: (10!)!, (2^{20})!.
+_NESTED_FACTORIAL = re.compile(r"[({]\s*(\d+)\s*(?:(!)|\^\s*\{?\s*(\d+)\s*\}?)\s*[)}]\s*!")
 _LONG_DIGITS = re.compile(r"\d{400,}")
 # Results with more digits than this are not worth asking sympy about.
 _MAX_RESULT_DIGITS = 20_000
@@ -100,8 +100,11 @@ def pathological(answer: str) -> str | None:
     for chain in _POWER_CHAIN.findall(answer):
         if _result_digits(_CHAIN_NUMBER.findall(chain)) > _MAX_RESULT_DIGITS:
             return "huge power"
-    if _NESTED_FACTORIAL.search(answer):
-        return "nested factorial"
+    for base, bang, exponent in _NESTED_FACTORIAL.findall(answer):
+        n = int(base[:6])
+        inner = math.factorial(min(n, 10)) if bang else (math.inf if len(exponent) > 4 else n ** int(exponent))
+        if (bang and n > 6) or inner > _MAX_FACTORIAL:
+            return "nested factorial"
     for groups in _FACTORIAL.findall(answer):
         n = groups[0] or groups[1]
         if n and int(n[:8]) > _MAX_FACTORIAL:
