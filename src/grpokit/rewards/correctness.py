@@ -237,7 +237,10 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
             for option in options:
                 pairs.append((option, prediction))
                 owners.append(row)
-        verdicts = checker.check_many(pairs, timeout=timeout) if pairs else []
+        try:
+            verdicts = checker.check_many(pairs, timeout=timeout) if pairs else []
+        except Exception:  # noqa: BLE001 - e.g. no processes left to spawn: unscored, not a crashed run
+            verdicts = [None] * len(pairs)
         undecided: set[int] = set()
         for row, verdict in zip(owners, verdicts):
             if verdict is True:
