@@ -1,1 +1,349 @@
-"""Placeholder: filled by the correctness reward family."""
+"""Correctness rewards: does the completion's answer match the gold answer?
+
+All of them read the gold answers from a data-set column (`answer` unless
+`column=` says otherwise), score 1.0 / 0.0 (or graded, for `fuzzy_match`),
+and give None for a row whose gold answer is missing or unusable, so TRL skips
+it instead of learning from a wrong label. A gold cell may be a list of
+acceptable answers: any one of them counts.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable
+
+from rapidfuzz import fuzz
+
+from grpokit.completions import texts
+from grpokit.rewards import _answers, _numbers
+from grpokit.rewards.registry import RewardConfigError, named, register
+
+FAMILY = "correctness"
+
+
+# ------------------------------------------------------------------ plumbing
+
+def _check_bool(reward: str, **flags: Any) -> None:
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise RewardConfigError(f"{reward}: {key} must be true or false, got {value!r}")
+
+
+def _check_column(reward: str, column: Any) -> None:
+    if not isinstance(column, str) or not column:
+        raise RewardConfigError(f"{reward}: column must be the name of the gold-answer column, got {column!r}")
+
+
+def _golds(reward: str, column: str, completions: list, kwargs: dict) -> list:
+    """The gold column, aligned with the completions (a single value is repeated)."""
+    if column not in kwargs or kwargs[column] is None:
+        present = sorted(k for k in kwargs if k not in ("prompts", "completion_ids", "trainer_state"))
+        raise RewardConfigError(
+            f"{reward} needs the gold answers in a {column!r} column, but the batch has only {present}. "
+            f"Add that column to the data set, or pass column='<name of your answer column>'."
+        )
+    golds = kwargs[column]
+    if isinstance(golds, (str, bytes, int, float)) or not hasattr(golds, "__len__"):
+        return [golds] * len(completions)
+    golds = list(golds)
+    if len(golds) != len(completions):
+        raise RewardConfigError(
+            f"{reward}: the {column!r} column has {len(golds)} values for {len(completions)} completions; "
+            "pass one gold answer per completion"
+        )
+    return golds
+
+
+def _per_row(reward: str, column: str, score: Callable[[str, Any], float | None]) -> Callable:
+    """A batch reward from a per-row scorer: text + gold cell -> score (None = cannot score)."""
+
+    def reward_func(completions, **kwargs) -> list[float | None]:
+        golds = _golds(reward, column, completions, kwargs)
+        out: list[float | None] = []
+        for text, gold in zip(texts(completions), golds):
+            try:
+                value = score(text, gold)
+            except Exception:  # noqa: BLE001 - model output must never crash training
+                value = None
+            out.append(None if value is None or not math.isfinite(value) else float(value))
+        return out
+
+    return named(reward, reward_func)
+
+
+# --------------------------------------------------------------- exact match
+
+@register("exact_match", aliases=("exact",), family=FAMILY)
+def exact_match(case_sensitive: bool = False, ignore_punctuation: bool = True, ignore_whitespace: bool = False,
+                column: str = "answer"):
+    """1.0 when the completion's answer equals the gold answer after normalisation, else 0.0.
+
+    The answer is, in this order: the content of the last `<answer>...</answer>`
+    tag, else the last `\\boxed{...}` (also inside the tag), else the whole
+    completion. Both sides are normalised: Unicode NFKC, thousands separators
+    dropped (`1,000` = `1000`), whitespace runs collapsed, then
+
+    - `case_sensitive` (default false): compare case as written;
+    - `ignore_punctuation` (default true): drop punctuation, except where it is
+      part of a number (`3.5` is not `35`, `-5` is not `5`);
+    - `ignore_whitespace` (default false): drop all whitespace (`1 000` = `1000`).
+
+    Reads the `answer` column (or `column`); a GSM8K-style `... #### 42` gold
+    counts as `42`; a list cell holds several acceptable answers. None for a
+    row without a gold answer.
+    """
+    _check_bool("exact_match", case_sensitive=case_sensitive, ignore_punctuation=ignore_punctuation,
+                ignore_whitespace=ignore_whitespace)
+    _check_column("exact_match", column)
+    options = dict(case_sensitive=case_sensitive, ignore_punctuation=ignore_punctuation,
+                   ignore_whitespace=ignore_whitespace)
+
+    def score(text: str, gold: Any) -> float | None:
+        golds = _answers.gold_options(gold)
+        if golds is None:
+            return None
+        answer = _answers.normalise(_answers.committed_answer(text), **options)
+        if not answer:
+            return 0.0
+        return 1.0 if any(answer == _answers.normalise(g, **options) for g in golds) else 0.0
+
+    return _per_row("exact_match", column, score)
+
+
+# --------------------------------------------------------------- fuzzy match
+
+@register("fuzzy_match", aliases=("fuzzy",), family=FAMILY)
+def fuzzy_match(threshold: float | None = None, case_sensitive: bool = False, column: str = "answer"):
+    """Graded 0..1 similarity (rapidfuzz `ratio`) between the completion's answer and the gold answer.
+
+    The answer is found as for `exact_match` (`<answer>` tag, `\\boxed{}`, else
+    the whole text) and both sides are normalised the same way (punctuation
+    and case ignored unless `case_sensitive`). Useful for short free-text
+    answers where a near miss ("Pariss") should still earn partial credit.
+
+    - `threshold` (0..1, default none): similarities below it score 0.0, so only
+      close answers are rewarded; at or above it the graded score is kept.
+
+    Reads the `answer` column (or `column`); a list cell holds several acceptable
+    answers (the best similarity counts). None for a row without a gold answer.
+    """
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+            raise RewardConfigError(f"fuzzy_match: threshold must be a number between 0 and 1, got {threshold!r}")
+    _check_bool("fuzzy_match", case_sensitive=case_sensitive)
+    _check_column("fuzzy_match", column)
+
+    def score(text: str, gold: Any) -> float | None:
+        golds = _answers.gold_options(gold)
+        if golds is None:
+            return None
+        answer = _answers.normalise(_answers.committed_answer(text)[-10_000:], case_sensitive=case_sensitive)
+        if not answer:
+            return 0.0
+        best = max(fuzz.ratio(answer, _answers.normalise(g, case_sensitive=case_sensitive)) for g in golds) / 100.0
+        return 0.0 if threshold is not None and best < threshold else best
+
+    return _per_row("fuzzy_match", column, score)
+
+
+# ------------------------------------------------------------- numeric match
+
+@register("numeric_match", aliases=("numeric", "gsm8k_accuracy"), family=FAMILY)
+def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "answer"):
+    """1.0 when the completion's final number equals the gold number (within tolerance), else 0.0.
+
+    The completion's number is taken from, in this order: the last
+    `<answer>...</answer>` tag; the last `\\boxed{...}`; the text after the last
+    answer phrase (`#### 42`, `The answer is 42`, `Final answer: 42`, an
+    `A: 42` line); else the last number in the text. Numbers are read the way
+    people write them: `1,000` = `1000` (also `10{,}000`), `$18.50` and
+    `18 dollars` = `18.5`/`18`, `1/2` and `\\frac{1}{2}` = `0.5`, `1e3` = `1000`,
+    `-3`; a percentage `50%` matches either `50` or `0.5`. A tag or box that
+    holds no number scores 0.0.
+
+    - `rel_tol` (default 1e-6), `abs_tol` (default 1e-9): match when
+      |a - b| <= max(rel_tol * max(|a|, |b|), abs_tol) (`math.isclose`).
+
+    Reads the `answer` column (or `column`): a number, `42`, `$1,000`, or a
+    worked solution ending in GSM8K's `#### 42`. A row whose gold holds no
+    number gets None (never 1.0).
+    """
+    for key, value in (("rel_tol", rel_tol), ("abs_tol", abs_tol)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise RewardConfigError(f"numeric_match: {key} must be a finite number, got {value!r}")
+        if value < 0:
+            raise RewardConfigError(f"numeric_match: {key} must be >= 0 (a tolerance), got {value}; use e.g. {key}=0.01")
+    _check_column("numeric_match", column)
+
+    def score(text: str, gold: Any) -> float | None:
+        values = gold if isinstance(gold, (list, tuple)) else [gold]
+        targets = [n for n in (_numbers.gold_number(v) for v in values) if n is not None]
+        if not targets:
+            return None
+        found = _numbers.answer_values(text)
+        if found is None:
+            return 0.0
+        return 1.0 if any(_numbers.close(found, t, rel_tol, abs_tol) for t in targets) else 0.0
+
+    return _per_row("numeric_match", column, score)
+
+
+# ----------------------------------------------------------- math equivalence
+
+@register("math_equivalence", aliases=("math_verify", "accuracy", "correctness"), family=FAMILY)
+def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: str = "answer"):
+    """1.0 when the completion's answer is mathematically equivalent to the gold answer (math-verify), else 0.0.
+
+    Uses math-verify, so `\\frac{1}{2}` = `0.5` = `1/2`, `\\{1, 2\\}` = `\\{2, 1\\}`,
+    intervals, `x = 5` = `5`, and LaTeX in `$...$`, `\\[...\\]` or `\\boxed{}`
+    all work. The completion's answer is the `<answer>` tag's content when
+    there is one, else what math-verify finds in the whole completion (the
+    last `\\boxed{}` first). Checks run in warm worker processes with a hard
+    wall-clock limit (`grpokit.sandbox.mathcheck`), so a pathological answer
+    (`9^{9^{9^9}}`, `100000!`) can neither hang nor crash training, and it
+    works from any thread.
+
+    - `timeout` (seconds, default 3): per answer; past it the row gets None.
+    - `workers` (default: the shared pool, min(4, CPUs) processes): a pool of
+      this many processes for this reward alone.
+
+    Reads the `answer` column (or `column`): LaTeX or plain (`\\frac{1}{2}`,
+    `(0, 1]`, `#### 42`). None for a row whose gold is missing or does not
+    parse, or whose answer timed out or was screened out as pathological;
+    `reward.stats()` counts each kind.
+    """
+    from grpokit.sandbox.mathcheck import MathChecker, default_checker
+
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or not math.isfinite(timeout):
+        raise RewardConfigError(f"math_equivalence: timeout must be a positive number of seconds, got {timeout!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise RewardConfigError(f"math_equivalence: workers must be a whole number >= 1, got {workers!r}")
+    _check_column("math_equivalence", column)
+    checker = default_checker() if workers is None else MathChecker(workers=workers, timeout=timeout)
+    checker.warm()  # the workers import sympy while the trainer loads its model
+
+    def reward_func(completions, **kwargs) -> list[float | None]:
+        golds = _golds("math_equivalence", column, completions, kwargs)
+        pairs, owners = [], []
+        out: list[float | None] = [None] * len(golds)
+        for row, (text, gold) in enumerate(zip(texts(completions), golds)):
+            options = _answers.gold_options(gold)
+            if options is None:
+                continue
+            out[row] = 0.0
+            prediction = _prediction(text)
+            if prediction is None:
+                continue
+            for option in options:
+                pairs.append((option, prediction))
+                owners.append(row)
+        try:
+            verdicts = checker.check_many(pairs, timeout=timeout) if pairs else []
+        except Exception:  # noqa: BLE001 - e.g. no processes left to spawn: unscored, not a crashed run
+            verdicts = [None] * len(pairs)
+        undecided: set[int] = set()
+        for row, verdict in zip(owners, verdicts):
+            if verdict is True:
+                out[row] = 1.0
+            elif verdict is None:
+                undecided.add(row)
+        for row in undecided:
+            if out[row] != 1.0:
+                out[row] = None
+        return out
+
+    reward_func = named("math_equivalence", reward_func)
+    reward_func.stats = checker.stats
+    return reward_func
+
+
+# Letter runs that are mathematics, not prose, in a bare answer.
+_MATH_WORDS = {"sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "pi", "inf", "oo",
+               "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "mod", "gcd", "lcm", "max", "min"}
+_UNITS = {"cm", "mm", "km", "kg", "mg", "ml", "ft", "yd", "mi", "hr", "lb", "oz"}
+
+
+def _prediction(text: str) -> str | None:
+    # An <answer> tag is the model's explicit commitment: check only that.
+    # Bare content goes to math-verify as LaTeX in $...$ (sets, intervals,
+    # x^2+1, 2, 3 as a list), unless it reads as prose or carries a unit
+    # ("18 dollars", "5 cm"), which the plain-text reader handles and the
+    # LaTeX reader would turn into a product of letters.
+    if not text.strip():
+        return None
+    tagged = _answers.last_tag(text, "answer")
+    if tagged is None:
+        return text
+    if not tagged:
+        return None
+    if re.search(r"(?<!\\)\$|\\\[|\\\(|\\boxed|\\fbox", tagged):
+        return tagged
+    words = {w.lower() for w in re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}", tagged)}
+    if any((len(w) >= 3 and w not in _MATH_WORDS) or w in _UNITS for w in words):
+        return tagged
+    return f"${tagged}$"
+
+
+# ------------------------------------------------------------ multiple choice
+
+@register("multiple_choice", aliases=("mcq",), family=FAMILY)
+def multiple_choice(letters: str = "ABCDE", column: str = "answer"):
+    """1.0 when the completion picks the gold option letter (A-E), else 0.0.
+
+    The chosen letter is found in the `<answer>` tag or `\\boxed{}`, else in the
+    last "the answer is (C)" / "Answer: C" / "option C" phrase, else a
+    completion that is only the letter ("C", "(C)", "C)", "**C**", "C. Paris"),
+    else the last bracketed or bold letter. A capital starting a sentence
+    ("A good start...") is never read as a choice.
+
+    - `letters` (default "ABCDE"): the option letters.
+
+    Reads the `answer` column (or `column`): `C`, `(C)`, `C) text`, or a 0-based
+    index. None for a row whose gold is not one of the letters.
+    """
+    if not isinstance(letters, str) or not letters or not all(c.isascii() and c.isalpha() for c in letters) \
+            or len(set(letters.upper())) != len(letters):
+        raise RewardConfigError(f"multiple_choice: letters must be distinct ASCII letters like 'ABCDE', got {letters!r}")
+    letters = letters.upper()
+    _check_column("multiple_choice", column)
+
+    def score(text: str, gold: Any) -> float | None:
+        values = gold if isinstance(gold, (list, tuple)) else [gold]
+        targets = {t for t in (_answers.gold_letter(v, letters) for v in values) if t}
+        if not targets:
+            return None
+        return 1.0 if _answers.chosen_letter(text, letters) in targets else 0.0
+
+    return _per_row("multiple_choice", column, score)
+
+
+# ------------------------------------------------------------ contains answer
+
+@register("contains_answer", aliases=("contains",), family=FAMILY)
+def contains_answer(case_sensitive: bool = False, column: str = "answer"):
+    """1.0 when the gold answer appears anywhere in the completion (as a whole word or number), else 0.0.
+
+    A lenient check for free-form answers: both sides are normalised as in
+    `exact_match` (punctuation, thousands separators and, unless
+    `case_sensitive`, case ignored) and the gold must appear with boundaries
+    around it, so `4` is not found in `42` or `3.4`. Easy to game by listing
+    many answers: pair it with a format or length reward.
+
+    Reads the `answer` column (or `column`); a list cell holds several acceptable
+    answers. None for a row without a gold answer.
+    """
+    _check_bool("contains_answer", case_sensitive=case_sensitive)
+    _check_column("contains_answer", column)
+
+    def score(text: str, gold: Any) -> float | None:
+        golds = _answers.gold_options(gold)
+        if golds is None:
+            return None
+        haystack = _answers.normalise(text[-100_000:], case_sensitive=case_sensitive)
+        for g in golds:
+            needle = _answers.normalise(g, case_sensitive=case_sensitive)
+            if needle and re.search(r"(?<![\w.])" + re.escape(needle) + r"(?!\w|[.,/]\d)", haystack):
+                return 1.0
+        return 0.0
+
+    return _per_row("contains_answer", column, score)
