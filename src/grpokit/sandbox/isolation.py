@@ -1,0 +1,181 @@
+"""Kernel isolation primitives: namespaces, mounts, prctl, rlimits, uid drop.
+
+What the machine allows is probed once, in the zygote (the prepared parent all
+runs fork from), and reported as an `Isolation` record:
+
+- "full": root. The zygote lives in its own network namespace (no interfaces
+  but a downed loopback: no network) and mount namespace (private tmpfs on
+  /tmp, /var/tmp and /dev/shm, /proc with hidepid so a program sees only its own
+  processes). Each run is the init of a fresh PID namespace, so killing it kills
+  every descendant, including ones that setsid() or double-fork. Each worker
+  slot runs programs as its own unprivileged uid, which makes RLIMIT_NPROC a
+  real per-run process/thread cap and keeps files outside the run's directory
+  read-only to it.
+- "basic": anything less. Runs are killed by process group plus a sweep of
+  orphans (the supervisor is a child subreaper, so double-forked daemons come
+  back to it); rlimits still apply; network and the filesystem are NOT isolated
+  and a thread cap cannot be enforced. The pool warns loudly.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+from dataclasses import asdict, dataclass
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def unshare(flags: int) -> None:
+    # os.unshare only exists from Python 3.12.
+    if hasattr(os, "unshare"):
+        os.unshare(flags)
+    else:
+        _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+
+
+def mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    _check(
+        _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
+                    ctypes.c_ulong(flags), data.encode() if data else None),
+        f"mount {target}",
+    )
+
+
+def prctl(option: int, arg: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
+
+
+@dataclass
+class Isolation:
+    level: str = "basic"
+    pid_namespace: bool = False
+    net_namespace: bool = False
+    mount_namespace: bool = False
+    private_tmp: bool = False
+    hidden_proc: bool = False
+    uid_drop: bool = False
+    notes: tuple = ()
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["notes"] = list(self.notes)
+        return d
+
+    def describe(self) -> str:
+        on = [k for k in ("pid_namespace", "net_namespace", "private_tmp", "hidden_proc", "uid_drop") if getattr(self, k)]
+        off = [k for k in ("pid_namespace", "net_namespace", "private_tmp", "hidden_proc", "uid_drop") if not getattr(self, k)]
+        text = f"sandbox isolation {self.level!r}: on={on}"
+        if off:
+            text += f" OFF={off}"
+        if self.notes:
+            text += " (" + "; ".join(self.notes) + ")"
+        return text
+
+
+def _probe_pid_namespace() -> bool:
+    # unshare(CLONE_NEWPID) works once per process, so try it in a throwaway child.
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            unshare(CLONE_NEWPID)
+            inner = os.fork()
+            if inner == 0:
+                os._exit(0 if os.getpid() == 1 else 1)
+            _, status = os.waitpid(inner, 0)
+            code = os.waitstatus_to_exitcode(status)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def setup_zygote(want: str = "auto") -> Isolation:
+    """Put the calling (zygote) process into the strongest isolation available.
+
+    want="basic" skips namespaces (used to test the fallback path).
+    """
+    iso = Isolation()
+    notes = []
+    if want == "basic":
+        notes.append("basic isolation requested")
+    elif os.geteuid() != 0:
+        notes.append("not running as root: no namespaces, no uid drop")
+    else:
+        try:
+            unshare(CLONE_NEWNET)
+            iso.net_namespace = True
+        except OSError as exc:
+            notes.append(f"network namespace unavailable ({exc}); programs can reach the network")
+        try:
+            unshare(CLONE_NEWNS)
+            mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+            iso.mount_namespace = True
+        except OSError as exc:
+            notes.append(f"mount namespace unavailable ({exc})")
+        if iso.mount_namespace:
+            try:
+                for target in ("/tmp", "/var/tmp", "/dev/shm"):
+                    if os.path.isdir(target):
+                        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,mode=1777")
+                iso.private_tmp = True
+            except OSError as exc:
+                notes.append(f"private /tmp unavailable ({exc})")
+            try:
+                mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
+                iso.hidden_proc = True
+            except OSError as exc:
+                notes.append(f"/proc hidepid unavailable ({exc})")
+        try:
+            iso.pid_namespace = _probe_pid_namespace()
+        except OSError as exc:
+            notes.append(f"pid namespace probe failed ({exc})")
+        if not iso.pid_namespace:
+            notes.append("no pid namespace: kill by process group + orphan sweep")
+        iso.uid_drop = True
+    if iso.pid_namespace and iso.net_namespace and iso.uid_drop:
+        iso.level = "full"
+    elif iso.pid_namespace or iso.net_namespace or iso.uid_drop:
+        iso.level = "partial"
+    iso.notes = tuple(notes)
+    return iso
+
+
+def apply_limits(limits: dict, uid: int | None) -> None:
+    """In the child, before any user code: rlimits, then drop to `uid`."""
+    wall = float(limits["wall_s"])
+    cpu = max(1, int(wall + 0.999))
+    mem = int(limits["memory_mb"]) * 1024 * 1024
+    fsize = int(float(limits["max_file_mb"]) * 1024 * 1024)
+    nofile = int(limits["max_open_files"])
+    # Soft CPU limit sends SIGXCPU (a program may ignore it); the hard one kills.
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if uid is not None:
+        # RLIMIT_NPROC counts every task of the real uid, threads included; the
+        # slot's uid is used by nothing else, so this caps this run alone.
+        nproc = int(limits["max_processes"])
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    # The parent-death signal is cleared by a uid change, so set it after.
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)

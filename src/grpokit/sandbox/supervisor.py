@@ -1,0 +1,376 @@
+"""The trusted side of one job: spawn the program, grade it, clean up.
+
+A supervisor is forked from the zygote per job. Order matters for secrecy:
+the program's process is forked *before* the supervisor reads the tests
+(expected values, the `check` function) from the memfd the zygote spliced them
+into, so the sandboxed process never has them in its memory, and it closes
+the memfd's descriptor before user code runs.
+
+Threat model: the program may do anything a Python process can (ctypes
+included) inside its process and its namespace. It can lie about what its own
+functions return (which is what is being graded anyway), but it cannot write
+into the grader's process: the test code, every comparison and the verdict
+live here, and the verdict goes to the zygote over a pipe the program never
+had. A test counts as passed only when its code ran to the end in this
+process; a run whose program vanished mid-test leaves the remaining tests
+not run, hence failed.
+"""
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import shutil
+import signal
+import time
+
+from grpokit.sandbox import child as child_mod
+from grpokit.sandbox import codec
+from grpokit.sandbox.isolation import CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, unshare
+from grpokit.sandbox.remote import Conn, Lost
+
+_TAIL = 2000
+
+
+class Deadline(BaseException):
+    """The run's wall-clock time is up (raised by SIGALRM in the grader)."""
+
+
+def _on_alarm(signum, frame):
+    raise Deadline()
+
+
+class _Run:
+    """One sandboxed process: the pid to wait for and the pid whose death kills all."""
+
+    def __init__(self, wait_pid: int, kill_pid: int) -> None:
+        self.wait_pid, self.kill_pid = wait_pid, kill_pid
+        self.status: int | None = None
+
+    def kill(self) -> None:
+        if self.status is not None:
+            return  # reaped: the pid may already belong to someone else
+        for pid in {self.kill_pid, self.wait_pid}:
+            for target in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+                try:
+                    target(pid)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+    def reap(self, timeout: float | None = None) -> int | None:
+        if self.status is not None:
+            return self.status
+        if timeout is not None:
+            pidfd = os.pidfd_open(self.wait_pid)
+            try:
+                import select
+
+                ready, _, _ = select.select([pidfd], [], [], max(0.0, timeout))
+            finally:
+                os.close(pidfd)
+            if not ready:
+                return None
+        _, status = os.waitpid(self.wait_pid, 0)
+        self.status = status
+        return status
+
+
+class Supervisor:
+    def __init__(self, job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | None, workdir: str) -> None:
+        self.job, self.secret_fd, self.report_fd = job, secret_fd, report_fd
+        self.iso, self.uid, self.workdir = iso, uid, workdir
+        self.limits = job["limits"]
+        self.wall = float(self.limits["wall_s"])
+        self.runs: list[_Run] = []
+
+    # ---- spawning -------------------------------------------------------
+    def _report(self, message: dict) -> None:
+        codec.write_frame(self.report_fd, message)
+
+    def spawn(self, index: int, keep_fds: tuple[int, ...], body) -> _Run:
+        run = {
+            "index": index,
+            "workdir": self.workdir,
+            "uid": self.uid,
+            "limits": self.limits,
+            "stdin_path": os.path.join(self.workdir, f"stdin-{index}") if self.job["mode"] == "io" else None,
+        }
+
+        def child() -> None:
+            try:
+                child_mod.enter(run, keep_fds)
+                body()
+            finally:
+                os._exit(child_mod.HARNESS_FAILED)
+
+        if not self.iso.get("pid_namespace"):
+            pid = os.fork()
+            if pid == 0:
+                child()
+            handle = _Run(pid, pid)
+        elif self.job["mode"] == "function":
+            # The one run becomes init of a fresh PID namespace: killing it kills all of it.
+            # (After that init dies this process can fork no more, hence launchers for io cases.)
+            unshare(CLONE_NEWPID)
+            pid = os.fork()
+            if pid == 0:
+                child()
+            handle = _Run(pid, pid)
+        else:
+            handle = self._spawn_via_launcher(child)
+        self._report({"op": "pids", "pids": [handle.kill_pid, handle.wait_pid]})
+        self.runs.append(handle)
+        return handle
+
+    def _spawn_via_launcher(self, child) -> _Run:
+        # unshare(CLONE_NEWPID) works once per process; later runs get a
+        # short-lived launcher that unshares, forks the run and relays its status.
+        r, w = os.pipe()
+        launcher = os.fork()
+        if launcher == 0:
+            code = child_mod.HARNESS_FAILED
+            try:
+                os.close(r)
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                unshare(CLONE_NEWPID)
+                pid = os.fork()
+                if pid == 0:
+                    os.close(w)
+                    child()
+                os.write(w, str(pid).encode())
+                os.close(w)
+                _, status = os.waitpid(pid, 0)
+                code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.waitstatus_to_exitcode(status)
+            finally:
+                os._exit(code)
+        os.close(w)
+        data = os.read(r, 32)
+        os.close(r)
+        pid = int(data) if data.isdigit() else launcher
+        return _Run(launcher, pid)
+
+    def read_secret(self) -> dict:
+        size = os.fstat(self.secret_fd).st_size
+        data = os.pread(self.secret_fd, size, 0) if size else b"{}"
+        os.close(self.secret_fd)
+        return json.loads(data.decode("utf-8", "surrogatepass"))
+
+    # ---- function mode --------------------------------------------------
+    def run_functions(self) -> dict:
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        program = self.job["program"]
+        run = self.spawn(0, (req_r, resp_w), lambda: child_mod.run_module(program, req_r, resp_w))
+        os.close(req_r)
+        os.close(resp_w)
+        tests = self.read_secret().get("tests", [])
+        conn = Conn(req_w, resp_r)
+        outcome = {"status": "failed", "passed": 0, "total": len(tests), "all_ran": False, "error": None, "tests": []}
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, self.wall)
+        try:
+            first = conn.recv()
+            if not isinstance(first, dict) or first.get("op") != "ready":
+                kind = first.get("type", "Error") if isinstance(first, dict) else "Error"
+                msg = first.get("msg", "") if isinstance(first, dict) else ""
+                outcome.update(status="error", error=f"{kind}: {msg}"[:500])
+                return outcome
+            base = self._namespace(conn, first.get("globals", []))
+            for code in tests:
+                outcome["tests"].append(self._run_test(code, base, conn))
+            outcome["all_ran"] = True
+        except Deadline:
+            outcome.update(status="timeout", error=f"wall-clock limit of {self.wall:g}s reached")
+        except Lost as exc:
+            outcome.update(status="crashed", error=str(exc))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        outcome["passed"] = sum(outcome["tests"])
+        if outcome["all_ran"]:
+            outcome["status"] = "passed" if outcome["passed"] == outcome["total"] else "failed"
+        return outcome
+
+    def _namespace(self, conn: Conn, published) -> dict:
+        namespace = {}
+        for item in published:
+            name, reply = item
+            if isinstance(name, str) and not name.startswith("__"):
+                namespace[name] = conn.unwrap(reply)
+        return namespace
+
+    def _run_test(self, code: str, base: dict, conn: Conn) -> bool:
+        namespace = dict(base, __builtins__=builtins, __name__="__test__")
+        try:
+            exec(compile(code, "<test>", "exec"), namespace)
+        except (Deadline, Lost):
+            raise
+        except BaseException:
+            if conn.lost:
+                raise Lost(conn.lost) from None
+            return False
+        # A test whose program died mid-way did not really run, even if its code swallowed the error.
+        if conn.lost:
+            raise Lost(conn.lost)
+        return True
+
+    # ---- stdin/stdout mode ----------------------------------------------
+    def run_io(self) -> dict:
+        inputs = self.job.get("inputs", [])
+        program = self.job["program"]
+        got = []
+        for i, text in enumerate(inputs):
+            path = os.path.join(self.workdir, f"stdin-{i}")
+            with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
+                fh.write(text)
+            run = self.spawn(i, (), lambda: child_mod.run_script(program))
+            status = run.reap(self.wall)
+            if status is None:
+                run.kill()
+                run.reap()
+                got.append(("timeout", None))
+            else:
+                got.append(_script_status(status))
+            out_path = os.path.join(self.workdir, f"stdout-{i}")
+            with open(out_path, "rb") as fh:
+                output = fh.read(int(float(self.limits["max_file_mb"]) * 1024 * 1024) + 1)
+            got[-1] = (got[-1][0], output)
+            self._sweep(run)
+        expected = self.read_secret().get("outputs", [])
+        flags, first_error = [], None
+        for (status, output), want in zip(got, expected):
+            ok = status == "ok" and _same_output(output, want)
+            flags.append(ok)
+            if not ok and first_error is None:
+                first_error = status if status != "ok" else "wrong output"
+        passed = sum(flags)
+        return {
+            "status": "passed" if passed == len(expected) else ("timeout" if first_error == "timeout" else "failed"),
+            "passed": passed,
+            "total": len(expected),
+            "all_ran": len(got) == len(expected),
+            "error": first_error,
+            "tests": flags,
+        }
+
+    # ---- teardown -------------------------------------------------------
+    def _sweep(self, run: _Run) -> None:
+        run.kill()
+        run.reap()
+        if not self.iso.get("pid_namespace"):
+            _kill_orphans()
+
+    def finish(self) -> None:
+        for run in self.runs:
+            self._sweep(run)
+        if not self.iso.get("pid_namespace"):
+            _kill_orphans()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def tails(self) -> tuple[str, str]:
+        out = err = ""
+        if self.runs:
+            index = len(self.runs) - 1
+            out = _tail(os.path.join(self.workdir, f"stdout-{index}"))
+            err = _tail(os.path.join(self.workdir, f"stderr-{index}"))
+        return out, err
+
+
+def _script_status(status: int) -> tuple[str, None]:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+    else:
+        code = os.waitstatus_to_exitcode(status)
+        sig = code - 128 if code > 128 else None
+        if sig is None:
+            if code == child_mod.HARNESS_FAILED:
+                return ("sandbox_error", None)
+            return ("ok", None) if code == 0 else (f"exit code {code}", None)
+    names = {signal.SIGXFSZ: "output_limit", signal.SIGXCPU: "cpu_limit", signal.SIGKILL: "killed"}
+    return (names.get(sig, f"signal {sig}"), None)
+
+
+def _same_output(output: bytes | None, want) -> bool:
+    if output is None:
+        return False
+    text = output.decode("utf-8", "replace")
+    want = want if isinstance(want, str) else str(want)
+
+    def norm(s: str) -> list[str]:
+        # Judges compare tokens line by line, ignoring trailing spaces and blank lines.
+        return [line.rstrip() for line in s.replace("\r\n", "\n").rstrip().split("\n")]
+
+    return norm(text) == norm(want)
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - _TAIL))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _children(ppid: int) -> list[int]:
+    kids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+            if int(stat[stat.rindex(b")") + 2 :].split()[1]) == ppid:
+                kids.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return kids
+
+
+def _kill_orphans() -> None:
+    """Kill and reap every remaining descendant (they were reparented here: we are a subreaper)."""
+    me = os.getpid()
+    for _ in range(200):
+        kids = _children(me)
+        for pid in kids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        if not kids:
+            time.sleep(0.002)
+
+
+def supervise(job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | None, workdir: str) -> None:
+    """Entry point in the forked supervisor; never returns."""
+    start = time.monotonic()
+    try:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+        os.makedirs(workdir, mode=0o700)
+        if uid is not None:
+            os.chown(workdir, uid, uid)
+        sup = Supervisor(job, secret_fd, report_fd, iso, uid, workdir)
+        try:
+            outcome = sup.run_io() if job["mode"] == "io" else sup.run_functions()
+            outcome["stdout"], outcome["stderr"] = sup.tails()
+        finally:
+            sup.finish()
+        outcome["op"] = "result"
+        outcome["duration_s"] = time.monotonic() - start
+        codec.write_frame(report_fd, outcome)
+    except BaseException as exc:
+        try:
+            shutil.rmtree(workdir, ignore_errors=True)
+            codec.write_frame(report_fd, {"op": "result", "status": "sandbox_error", "passed": 0, "total": 0,
+                                          "all_ran": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
+        except BaseException:
+            pass
+    finally:
+        os._exit(0)

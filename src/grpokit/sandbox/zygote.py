@@ -1,0 +1,233 @@
+"""The prepared parent every run forks from.
+
+Started once per pool as a fresh interpreter with a scrubbed environment (so
+no secret of the trainer's environment exists anywhere in its memory, which
+every run inherits), it enters the isolation namespaces, imports what programs
+commonly use, and then forks one supervisor per job: a fork costs well under a
+millisecond, an interpreter start tens of milliseconds.
+
+Protocol on stdin: a frame {"op": "job", ...} followed by exactly
+`secret_len` raw bytes of test data, which are spliced straight into a memfd
+and never pass through this process's memory. {"op": "cancel"} kills every
+running job and answers the rest as cancelled. EOF shuts down. Results go out
+on stdout as frames.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import sys
+import tempfile
+import time
+
+from grpokit.sandbox import codec, isolation
+from grpokit.sandbox.supervisor import supervise  # imported before forking: free in every child
+
+# Modules a generated program is likely to import: loaded once here, free after fork.
+PRELOAD = (
+    "math", "cmath", "itertools", "collections", "functools", "heapq", "bisect", "re", "string",
+    "random", "json", "typing", "fractions", "decimal", "statistics", "copy", "operator",
+    "datetime", "hashlib", "dataclasses", "enum", "traceback", "array", "textwrap", "types",
+    "io", "time", "struct", "abc", "numbers", "unicodedata", "collections.abc", "select", "shutil",
+)
+
+
+class Zygote:
+    def __init__(self, workers: int, want: str, preload: tuple[str, ...]) -> None:
+        self.workers = workers
+        for name in PRELOAD + preload:
+            try:
+                __import__(name)
+            except Exception:
+                pass
+        self.iso = isolation.setup_zygote(want)
+        isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
+        self.tmp = tempfile.mkdtemp(prefix="grpokit-sandbox-")
+        os.chmod(self.tmp, 0o711)  # runs as other uids must reach their own subdirectory
+        # A block of uids nobody else uses, one per worker slot (see isolation.apply_limits).
+        self.uid_base = 1_000_000_000 + (os.getpid() % 10_000_000) * 64 if self.iso.uid_drop else None
+        self.queue: list[tuple[dict, int]] = []
+        self.free = list(range(workers))
+        self.active: dict[int, dict] = {}  # report fd -> job state
+        self.sel = selectors.DefaultSelector()
+        self.counter = 0
+
+    # ---- I/O with the pool ----------------------------------------------
+    def send(self, message: dict) -> None:
+        try:
+            codec.write_frame(1, message)
+        except OSError:
+            pass  # the pool is gone; we are shutting down
+
+    def read_request(self) -> bool:
+        try:
+            message = codec.read_frame(0)
+        except (EOFError, OSError, codec.ProtocolError):
+            return False
+        op = message.get("op")
+        if op == "job":
+            memfd = os.memfd_create("grpokit-tests", os.MFD_CLOEXEC)
+            remaining = int(message.pop("secret_len", 0))
+            while remaining:
+                moved = os.splice(0, memfd, remaining)
+                if moved == 0:
+                    return False
+                remaining -= moved
+            self.queue.append((message, memfd))
+        elif op == "cancel":
+            self.cancel()
+            self.send({"op": "cancel_done"})
+        return True
+
+    # ---- jobs -------------------------------------------------------------
+    def start_jobs(self) -> None:
+        while self.queue and self.free:
+            job, memfd = self.queue.pop(0)
+            slot = self.free.pop(0)
+            self.counter += 1
+            workdir = os.path.join(self.tmp, f"run-{self.counter}")
+            uid = None if self.uid_base is None else self.uid_base + slot
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    self._become_supervisor(job, memfd, w, uid, workdir)
+                finally:
+                    os._exit(0)
+            os.close(w)
+            os.close(memfd)
+            os.set_blocking(r, False)
+            runs = max(1, len(job.get("inputs") or ()))
+            state = {
+                "job": job, "pid": pid, "slot": slot, "reader": codec.FrameReader(), "result": None,
+                "pids": set(), "workdir": workdir, "start": time.monotonic(),
+                # The supervisor enforces its own limits; this is the backstop if it cannot.
+                "deadline": time.monotonic() + float(job["limits"]["wall_s"]) * runs + 2.0,
+            }
+            self.active[r] = state
+            self.sel.register(r, selectors.EVENT_READ)
+
+    def _become_supervisor(self, job: dict, memfd: int, report_fd: int, uid, workdir: str) -> None:
+        null = os.open("/dev/null", os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)  # never write into the pool's result stream by accident
+        self.sel.close()
+        for fd in list(self.active):
+            os.close(fd)
+        for _, other in self.queue:
+            os.close(other)
+        os.set_inheritable(memfd, True)
+        supervise(job, memfd, report_fd, self.iso.as_dict(), uid, workdir)
+
+    def on_report(self, fd: int) -> None:
+        state = self.active[fd]
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            try:
+                for message in state["reader"].feed(data):
+                    if message.get("op") == "pids":
+                        state["pids"].update(p for p in message.get("pids", []) if type(p) is int and p > 1)
+                    elif message.get("op") == "result":
+                        state["result"] = message
+            except codec.ProtocolError:
+                state["result"] = {"status": "sandbox_error", "error": "supervisor sent a malformed report"}
+            return
+        self.finish(fd)
+
+    def kill(self, state: dict) -> None:
+        for pid in [*state["pids"], state["pid"]]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def finish(self, fd: int, result: dict | None = None) -> None:
+        state = self.active.pop(fd)
+        self.sel.unregister(fd)
+        os.close(fd)
+        if state["result"] is None or result is not None:
+            # The supervisor died or was killed: make sure nothing it started survives.
+            self.kill(state)
+        try:
+            os.waitpid(state["pid"], 0)
+        except ChildProcessError:
+            pass
+        result = result or state["result"] or {
+            "status": "sandbox_error", "error": "the supervisor exited without a verdict"}
+        result.setdefault("passed", 0)
+        result.setdefault("total", 0)
+        result.setdefault("all_ran", False)
+        result.update(op="result", id=state["job"]["id"])
+        result.setdefault("duration_s", time.monotonic() - state["start"])
+        _remove_tree(state["workdir"])
+        self.free.append(state["slot"])
+        self.send(result)
+
+    def check_deadlines(self) -> None:
+        now = time.monotonic()
+        for fd, state in list(self.active.items()):
+            if now > state["deadline"]:
+                self.kill(state)
+                self.finish(fd, {"status": "timeout", "error": "killed by the zygote's backstop deadline"})
+
+    def cancel(self) -> None:
+        for fd, state in list(self.active.items()):
+            self.kill(state)
+            self.finish(fd, {"status": "cancelled", "error": "the step's time budget ran out"})
+        for job, memfd in self.queue:
+            os.close(memfd)
+            self.send({"op": "result", "id": job["id"], "status": "cancelled", "passed": 0, "total": 0,
+                       "all_ran": False, "error": "the step's time budget ran out before it started"})
+        self.queue.clear()
+
+    # ---- main loop --------------------------------------------------------
+    def serve(self) -> None:
+        import gc
+
+        self.sel.register(0, selectors.EVENT_READ)
+        self.send({"op": "hello", "pid": os.getpid(), "isolation": self.iso.as_dict(), "tmp": self.tmp})
+        gc.collect()
+        gc.freeze()  # forked children then do not dirty these pages by refcount scans
+        open_input = True
+        while open_input or self.active:
+            self.start_jobs()
+            timeout = None
+            if self.active:
+                timeout = max(0.0, min(s["deadline"] for s in self.active.values()) - time.monotonic())
+            for key, _ in self.sel.select(timeout):
+                if key.fd == 0:
+                    if not self.read_request():
+                        open_input = False
+                        self.sel.unregister(0)
+                        self.cancel_all_quietly()
+                elif key.fd in self.active:
+                    self.on_report(key.fd)
+            self.check_deadlines()
+        _remove_tree(self.tmp)
+
+    def cancel_all_quietly(self) -> None:
+        for state in self.active.values():
+            self.kill(state)
+        for _, memfd in self.queue:
+            os.close(memfd)
+        self.queue.clear()
+
+
+def _remove_tree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def main() -> None:
+    workers = int(sys.argv[1])
+    want = sys.argv[2]
+    preload = tuple(p for p in sys.argv[3].split(",") if p) if len(sys.argv) > 3 else ()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the trainer is the pool's to handle
+    Zygote(workers, want, preload).serve()
