@@ -67,6 +67,20 @@ class SandboxPool:
     def zygote_pid(self) -> int | None:
         return self.hello.get("pid")
 
+    @property
+    def workdir_root(self) -> str | None:
+        """Where run directories live, as a path this process can open (the zygote
+        may have a private /tmp, reachable through /proc/<pid>/root)."""
+        if not self.hello:
+            return None
+        return f"/proc/{self.hello['pid']}/root{self.hello['tmp']}"
+
+    @property
+    def sandbox_uids(self) -> range | None:
+        """The uids programs run as (None when no uid drop)."""
+        base = self.hello.get("uid_base")
+        return None if base is None else range(base, base + int(self.hello.get("workers", 64)))
+
     def _ensure_started(self) -> None:
         if self._proc is not None and self._owner_pid == os.getpid() and self._proc.poll() is None:
             return

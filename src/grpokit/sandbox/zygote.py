@@ -191,7 +191,8 @@ class Zygote:
         import gc
 
         self.sel.register(0, selectors.EVENT_READ)
-        self.send({"op": "hello", "pid": os.getpid(), "isolation": self.iso.as_dict(), "tmp": self.tmp})
+        self.send({"op": "hello", "pid": os.getpid(), "isolation": self.iso.as_dict(), "tmp": self.tmp,
+                   "uid_base": self.uid_base, "workers": self.workers})
         gc.collect()
         gc.freeze()  # forked children then do not dirty these pages by refcount scans
         open_input = True

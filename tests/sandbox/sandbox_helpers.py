@@ -1,0 +1,34 @@
+"""Helpers shared by the sandbox tests: find a pool's leftovers."""
+import os
+
+from grpokit.sandbox import SandboxPool
+
+SECRET_NAME = "GRPOKIT_TEST_SECRET"
+SECRET_VALUE = "s3cr3t-6f1c2a9e-do-not-leak"
+
+
+def processes_of(pool: SandboxPool) -> list[str]:
+    """Every live process that belongs to the pool's runs: children of the zygote, or sandbox uids."""
+    zygote = pool.zygote_pid
+    uids = pool.sandbox_uids
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+            fields = stat[stat.rindex(b")") + 2 :].split()
+            if fields[0] == b"Z" and int(fields[1]) != zygote:
+                continue  # a zombie already dead and waiting for an unrelated parent
+            with open(f"/proc/{entry}/status") as fh:
+                uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
+        except (OSError, ValueError, StopIteration):
+            continue
+        if int(fields[1]) == zygote or (uids is not None and uid in uids):
+            found.append(f"pid {entry} uid {uid} state {fields[0].decode()}")
+    return found
+
+
+def run_dirs(pool: SandboxPool) -> list[str]:
+    return os.listdir(pool.workdir_root)
