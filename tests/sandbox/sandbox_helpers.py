@@ -31,4 +31,12 @@ def processes_of(pool: SandboxPool) -> list[str]:
 
 
 def run_dirs(pool: SandboxPool) -> list[str]:
-    return os.listdir(pool.workdir_root)
+    """Run directories left behind, plus anything a run left in the sandbox's own scratch dirs."""
+    left = os.listdir(pool.workdir_root)
+    if pool.isolation.get("private_tmp"):
+        root = f"/proc/{pool.zygote_pid}/root"
+        own = os.path.basename(pool.hello["tmp"])
+        for scratch in ("/tmp", "/var/tmp", "/dev/shm"):
+            if os.path.isdir(root + scratch):
+                left += [f"{scratch}/{n}" for n in os.listdir(root + scratch) if n != own]
+    return left

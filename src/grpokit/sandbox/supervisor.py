@@ -265,6 +265,8 @@ class Supervisor:
         if not self.iso.get("pid_namespace"):
             _kill_orphans()
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.iso.get("private_tmp") and self.uid is not None:
+            _remove_owned_by(self.uid)
 
     def tails(self) -> tuple[str, str]:
         out = err = ""
@@ -311,6 +313,25 @@ def _tail(path: str) -> str:
             return fh.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _remove_owned_by(uid: int) -> None:
+    """Delete what the run left in the shared scratch dirs (private to the zygote; the uid is the run's own)."""
+    for base in ("/tmp", "/var/tmp", "/dev/shm"):
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _children(ppid: int) -> list[int]:
