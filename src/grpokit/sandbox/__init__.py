@@ -7,8 +7,18 @@
 See isolation.py for what is isolated and how, supervisor.py for the grading
 threat model, pool.py for batching and the per-step budget.
 """
-from grpokit.sandbox.jobs import Job, Result
-from grpokit.sandbox.limits import Limits
-from grpokit.sandbox.pool import SandboxPool, SandboxUnavailable, get_pool, shutdown_pool
+from importlib import import_module
 
-__all__ = ["Job", "Limits", "Result", "SandboxPool", "SandboxUnavailable", "get_pool", "shutdown_pool"]
+# Resolved lazily: the zygote imports grpokit.sandbox.* and every byte it loads is
+# copied into each fork, so it must not pull in the pool's threading/subprocess.
+_EXPORTS = {
+    "Job": "jobs", "Result": "jobs", "Limits": "limits",
+    "SandboxPool": "pool", "SandboxUnavailable": "pool", "get_pool": "pool", "shutdown_pool": "pool",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(import_module(f"grpokit.sandbox.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'grpokit.sandbox' has no attribute {name!r}")

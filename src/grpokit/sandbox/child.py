@@ -16,7 +16,7 @@ import sys
 import types
 
 from grpokit.sandbox import codec
-from grpokit.sandbox.isolation import apply_limits
+from grpokit.sandbox.isolation import apply_limits, set_name
 
 HARNESS_FAILED = 97  # exit code: the sandbox could not be set up (not the program's fault)
 PROGRAM_ERROR = 1
@@ -38,6 +38,7 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
     """
     try:
         os.setsid()
+        set_name("grpokit-run")
         workdir = run["workdir"]
         stdin_fd = os.open(run.get("stdin_path") or "/dev/null", os.O_RDONLY)
         os.dup2(stdin_fd, 0)
@@ -48,16 +49,16 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
             os.dup2(fd, target)
         _close_fds_except({0, 1, 2, *keep_fds})
         os.chdir(workdir)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGALRM, signal.SIGXFSZ, signal.SIGXCPU):
-            signal.signal(sig, signal.SIG_DFL)
+        # Python ignores SIGXFSZ (so writes fail with EFBIG); the file-size cap should kill.
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         apply_limits(run["limits"], run.get("uid"))
         os.environ.clear()
         os.environ.update(SCRUBBED_ENV, HOME=workdir, TMPDIR=workdir)
-        sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
-        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
-        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
+        # sys.stdin/stdout/stderr already wrap fds 0-2, which now point at the run's files
+        # (the zygote never reads or writes through them, so no stale buffers).
         sys.argv = ["solution.py"]
-        sys.path[:] = [workdir] + [p for p in sys.path if p and os.path.isdir(p)]
+        sys.path[0:0] = [workdir]
     except BaseException:
         os._exit(HARNESS_FAILED)
 

@@ -10,7 +10,7 @@ Framing: a 4-byte big-endian length, then that many bytes of UTF-8 JSON.
 """
 from __future__ import annotations
 
-import base64
+import binascii
 import json
 import math
 import os
@@ -51,7 +51,7 @@ def encode(value, depth: int = 0):
     if kind is set or kind is frozenset:
         return {"~": kind.__name__, "v": [encode(v, depth + 1) for v in value]}
     if kind is bytes:
-        return {"~": "bytes", "v": base64.b64encode(value).decode("ascii")}
+        return {"~": "bytes", "v": binascii.b2a_base64(value, newline=False).decode("ascii")}
     if kind is complex:
         return {"~": "complex", "v": [encode(value.real), encode(value.imag)]}
     # Honest numpy results (np.int64, arrays) become the plain values they stand for.
@@ -89,7 +89,7 @@ def decode(obj, depth: int = 0, refs: dict | None = None):
         if tag == "frozenset":
             return frozenset(decode(x, depth + 1, refs) for x in v)
         if tag == "bytes":
-            return base64.b64decode(v.encode("ascii"), validate=True)
+            return binascii.a2b_base64(v.encode("ascii"), strict_mode=True)
         if tag == "float":
             return _SPECIAL_FLOATS[v]
         if tag == "ref" and refs is not None:

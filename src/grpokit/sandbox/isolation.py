@@ -22,13 +22,12 @@ import ctypes
 import os
 import resource
 import signal
-from dataclasses import asdict, dataclass
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
+PR_SET_PDEATHSIG, PR_SET_NAME, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 15, 36, 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -59,25 +58,32 @@ def prctl(option: int, arg: int) -> None:
     _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl({option})")
 
 
-@dataclass
+def set_name(name: str) -> None:
+    """The process name `ps` and `top` show (grpokit-zygote, -supervisor, -run)."""
+    _libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+
+
+_FIELDS = ("pid_namespace", "net_namespace", "mount_namespace", "private_tmp", "hidden_proc", "uid_drop")
+
+
 class Isolation:
-    level: str = "basic"
-    pid_namespace: bool = False
-    net_namespace: bool = False
-    mount_namespace: bool = False
-    private_tmp: bool = False
-    hidden_proc: bool = False
-    uid_drop: bool = False
-    notes: tuple = ()
+    """What the zygote could set up (a plain class: dataclasses would drag `inspect`
+    into the zygote, and every byte the zygote loads is paid again on each fork)."""
+
+    def __init__(self) -> None:
+        self.level = "basic"
+        for name in _FIELDS:
+            setattr(self, name, False)
+        self.notes: tuple = ()
 
     def as_dict(self) -> dict:
-        d = asdict(self)
+        d = {"level": self.level, **{name: getattr(self, name) for name in _FIELDS}}
         d["notes"] = list(self.notes)
         return d
 
     def describe(self) -> str:
-        on = [k for k in ("pid_namespace", "net_namespace", "private_tmp", "hidden_proc", "uid_drop") if getattr(self, k)]
-        off = [k for k in ("pid_namespace", "net_namespace", "private_tmp", "hidden_proc", "uid_drop") if not getattr(self, k)]
+        on = [k for k in _FIELDS if getattr(self, k)]
+        off = [k for k in _FIELDS if not getattr(self, k)]
         text = f"sandbox isolation {self.level!r}: on={on}"
         if off:
             text += f" OFF={off}"

@@ -20,13 +20,12 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import shutil
 import signal
 import time
 
 from grpokit.sandbox import child as child_mod
 from grpokit.sandbox import codec
-from grpokit.sandbox.isolation import CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, unshare
+from grpokit.sandbox.isolation import CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, set_name, unshare
 from grpokit.sandbox.remote import Conn, Lost
 
 _TAIL = 2000
@@ -264,7 +263,7 @@ class Supervisor:
             self._sweep(run)
         if not self.iso.get("pid_namespace"):
             _kill_orphans()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        _remove_dir(self.workdir)
         if self.iso.get("private_tmp") and self.uid is not None:
             _remove_owned_by(self.uid)
 
@@ -315,6 +314,26 @@ def _tail(path: str) -> str:
         return ""
 
 
+def _remove_dir(path: str) -> None:
+    """rm -rf, never following links (no shutil: see PRELOAD in zygote.py on memory)."""
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        entries = []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                _remove_dir(entry.path)
+            else:
+                os.unlink(entry.path)
+        except (OSError, RecursionError):
+            pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
 def _remove_owned_by(uid: int) -> None:
     """Delete what the run left in the shared scratch dirs (private to the zygote; the uid is the run's own)."""
     for base in ("/tmp", "/var/tmp", "/dev/shm"):
@@ -327,7 +346,7 @@ def _remove_owned_by(uid: int) -> None:
                 if entry.stat(follow_symlinks=False).st_uid != uid:
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
+                    _remove_dir(entry.path)
                 else:
                     os.unlink(entry.path)
             except OSError:
@@ -374,6 +393,7 @@ def supervise(job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | N
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         prctl(PR_SET_CHILD_SUBREAPER, 1)
+        set_name("grpokit-grader")
         os.makedirs(workdir, mode=0o700)
         if uid is not None:
             os.chown(workdir, uid, uid)
@@ -388,7 +408,7 @@ def supervise(job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | N
         codec.write_frame(report_fd, outcome)
     except BaseException as exc:
         try:
-            shutil.rmtree(workdir, ignore_errors=True)
+            _remove_dir(workdir)
             codec.write_frame(report_fd, {"op": "result", "status": "sandbox_error", "passed": 0, "total": 0,
                                           "all_ran": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
         except BaseException:
