@@ -33,7 +33,7 @@ from grpokit.sandbox import pool as pool_module  # noqa: E402
 
 PROGRAM = "def add(a, b):\n    return a + b\n"
 TEST = "assert add(1, 2) == 3"
-HUMANEVAL = ROOT.parent / "shared" / "data" / "humaneval.jsonl.gz"
+DATA = ROOT.parent / "shared" / "data"
 
 
 def rate_pool(pool: SandboxPool, n: int) -> float:
@@ -60,17 +60,18 @@ def rate_subprocess(n: int, workers: int) -> float:
 
 
 def rate_exec(n: int) -> float:
-    code = compile(PROGRAM + TEST + "\n", "<program>", "exec")
+    # No isolation at all: compile and exec each sample in this process (what many reward scripts do).
+    source = PROGRAM + TEST + "\n"
     start = time.perf_counter()
     for _ in range(n):
-        exec(code, {"__name__": "__main__"})
+        exec(compile(source, "<program>", "exec"), {"__name__": "__main__"})
     return n / (time.perf_counter() - start)
 
 
-def humaneval_end_to_end() -> dict:
-    if not HUMANEVAL.exists():
-        return {"skipped": f"{HUMANEVAL} not found"}
-    with gzip.open(HUMANEVAL, "rt") as fh:
+def humaneval_end_to_end(path: Path) -> dict:
+    if not path.exists():
+        return {"skipped": f"{path} not found (pass --data DIR)"}
+    with gzip.open(path, "rt") as fh:
         rows = [json.loads(line) for line in fh]
     reward = get("code_execution", timeout=10.0)
     completions = [f"```python\n{r['prompt']}{r['canonical_solution']}```" for r in rows]
@@ -92,6 +93,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--subprocess-n", type=int, default=60)
     parser.add_argument("--exec-n", type=int, default=3000)
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--data", default=str(DATA), help="folder holding humaneval.jsonl.gz")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "sandbox_throughput.json"))
     args = parser.parse_args(argv)
 
@@ -107,7 +109,7 @@ def main(argv=None) -> dict:
         print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}/s" for k, v in rates.items()), flush=True)
     medians = {k: statistics.median(v) for k, v in rates.items()}
     pool_module._shared = pool  # the reward uses the same warm pool
-    he = humaneval_end_to_end()
+    he = humaneval_end_to_end(Path(args.data) / "humaneval.jsonl.gz")
     pool.close()
     result = {
         "benchmark": "sandbox_throughput",

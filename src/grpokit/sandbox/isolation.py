@@ -26,7 +26,8 @@ import signal
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_MOVE = 0x1, 0x2, 0x4, 0x20, 0x1000, 0x2000
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_NAME, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 15, 36, 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -146,6 +147,11 @@ def setup_zygote(want: str = "auto") -> Isolation:
                 iso.hidden_proc = True
             except OSError as exc:
                 notes.append(f"/proc hidepid unavailable ({exc})")
+        if iso.mount_namespace:
+            try:
+                expose_read_only(_python_paths())
+            except OSError as exc:
+                notes.append(f"could not expose the Python installation to sandbox uids ({exc})")
         try:
             iso.pid_namespace = _probe_pid_namespace()
         except OSError as exc:
@@ -157,8 +163,93 @@ def setup_zygote(want: str = "auto") -> Isolation:
         iso.level = "full"
     elif iso.pid_namespace or iso.net_namespace or iso.uid_drop:
         iso.level = "partial"
+    if iso.uid_drop:
+        unreadable = _unreadable_as(PROBE_UID, _python_paths())
+        if unreadable:
+            notes.append(f"sandboxed programs cannot read {unreadable}: imports beyond the preloaded modules fail")
     iso.notes = tuple(notes)
     return iso
+
+
+PROBE_UID = 999_999_999
+
+
+def _python_paths() -> list[str]:
+    """Directories a sandboxed program must be able to read to import modules."""
+    import sys
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__)}
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    return sorted(os.path.realpath(p) for p in paths if os.path.isdir(p))
+
+
+def _blocking_ancestor(path: str) -> str | None:
+    # The first directory on the way down that others cannot traverse (e.g. /root, 0700).
+    current = "/"
+    for part in path.strip("/").split("/"):
+        current = os.path.join(current, part)
+        if not os.stat(current).st_mode & 0o001:
+            return current
+    return None
+
+
+def expose_read_only(paths: list[str]) -> None:
+    """Inside the zygote's mount namespace, make `paths` readable to unprivileged uids.
+
+    Python is often installed under a private home (pyenv in /root). Each private
+    ancestor is covered with an empty tmpfs (hiding everything else in it from
+    programs) and only the needed directories are bind-mounted back, read-only.
+    """
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        blocker = _blocking_ancestor(path)
+        if blocker is not None:
+            groups.setdefault(blocker, []).append(path)
+    for n, (blocker, wanted) in enumerate(sorted(groups.items())):
+        wanted = [p for p in sorted(set(wanted)) if not any(p != q and p.startswith(q + "/") for q in wanted)]
+        staged = []
+        for i, path in enumerate(wanted):
+            stage = f"/tmp/.grpokit-stage-{n}-{i}"
+            os.mkdir(stage, 0o700)
+            mount(path, stage, None, MS_BIND | MS_REC, None)
+            staged.append((stage, path))
+        mount("tmpfs", blocker, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+        old_umask = os.umask(0o022)
+        try:
+            for stage, path in staged:
+                os.makedirs(path, mode=0o755, exist_ok=True)
+                mount(stage, path, None, MS_MOVE, None)
+                mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+                os.rmdir(stage)
+        finally:
+            os.umask(old_umask)
+
+
+def _unreadable_as(uid: int, paths: list[str]) -> list[str]:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            bad = []
+            for path in paths:
+                try:
+                    os.listdir(path)
+                except OSError:
+                    bad.append(path)
+            os.write(w, "\n".join(bad).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 65536):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return [p for p in data.decode().split("\n") if p]
 
 
 def apply_limits(limits: dict, uid: int | None) -> None:

@@ -175,8 +175,11 @@ class Supervisor:
                 outcome.update(status="error", error=f"{kind}: {msg}"[:500])
                 return outcome
             base = self._namespace(conn, first.get("globals", []))
-            for code in tests:
-                outcome["tests"].append(self._run_test(code, base, conn))
+            for index, code in enumerate(tests):
+                ok, why = self._run_test(code, base, conn)
+                outcome["tests"].append(ok)
+                if not ok and outcome["error"] is None:
+                    outcome["error"] = f"test {index}: {why}"[:500]
             outcome["all_ran"] = True
         except Deadline:
             outcome.update(status="timeout", error=f"wall-clock limit of {self.wall:g}s reached")
@@ -197,20 +200,20 @@ class Supervisor:
                 namespace[name] = conn.unwrap(reply)
         return namespace
 
-    def _run_test(self, code: str, base: dict, conn: Conn) -> bool:
+    def _run_test(self, code: str, base: dict, conn: Conn) -> tuple[bool, str]:
         namespace = dict(base, __builtins__=builtins, __name__="__test__")
         try:
             exec(compile(code, "<test>", "exec"), namespace)
         except (Deadline, Lost):
             raise
-        except BaseException:
+        except BaseException as exc:
             if conn.lost:
                 raise Lost(conn.lost) from None
-            return False
+            return False, _describe_failure(exc)
         # A test whose program died mid-way did not really run, even if its code swallowed the error.
         if conn.lost:
             raise Lost(conn.lost)
-        return True
+        return True, ""
 
     # ---- stdin/stdout mode ----------------------------------------------
     def run_io(self) -> dict:
@@ -274,6 +277,20 @@ class Supervisor:
             out = _tail(os.path.join(self.workdir, f"stdout-{index}"))
             err = _tail(os.path.join(self.workdir, f"stderr-{index}"))
         return out, err
+
+
+def _describe_failure(exc: BaseException) -> str:
+    # Which assertion failed: the line of the test code, from the traceback.
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<test>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    where = f" (test line {line})" if line else ""
+    try:
+        return f"{type(exc).__name__}{where}: {exc}"[:300]
+    except Exception:
+        return f"{type(exc).__name__}{where}"
 
 
 def _script_status(status: int) -> tuple[str, None]:
