@@ -8,7 +8,8 @@ SECRET_VALUE = "s3cr3t-6f1c2a9e-do-not-leak"
 
 
 def processes_of(pool: SandboxPool) -> list[str]:
-    """Every live process that belongs to the pool's runs: children of the zygote, or sandbox uids."""
+    """Every live process that belongs to the pool's runs: children of the zygote (but its
+    persistent graders), or any process with a sandbox uid."""
     zygote = pool.zygote_pid
     uids = pool.sandbox_uids
     found = []
@@ -25,6 +26,13 @@ def processes_of(pool: SandboxPool) -> list[str]:
                 uid = next(int(line.split()[1]) for line in fh if line.startswith("Uid:"))
         except (OSError, ValueError, StopIteration):
             continue
+        try:
+            with open(f"/proc/{entry}/comm") as fh:
+                comm = fh.read().strip()
+        except OSError:
+            continue
+        if comm == "grpokit-grader" and uid == 0 and int(fields[1]) == zygote:
+            continue  # the zygote's persistent graders (trusted, live as long as the pool)
         if int(fields[1]) == zygote or (uids is not None and uid in uids):
             found.append(f"pid {entry} uid {uid} state {fields[0].decode()}")
     return found

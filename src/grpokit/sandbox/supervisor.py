@@ -17,7 +17,6 @@ not run, hence failed.
 """
 from __future__ import annotations
 
-import builtins
 import json
 import os
 import signal
@@ -26,17 +25,10 @@ import time
 from grpokit.sandbox import child as child_mod
 from grpokit.sandbox import codec
 from grpokit.sandbox.isolation import CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, set_name, unshare
-from grpokit.sandbox.remote import Conn, Lost
+from grpokit.sandbox.grader import grade_functions
+from grpokit.sandbox.remote import Conn
 
 _TAIL = 2000
-
-
-class Deadline(BaseException):
-    """The run's wall-clock time is up (raised by SIGALRM in the grader)."""
-
-
-def _on_alarm(signum, frame):
-    raise Deadline()
 
 
 class _Run:
@@ -159,61 +151,10 @@ class Supervisor:
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         program = self.job["program"]
-        run = self.spawn(0, (req_r, resp_w), lambda: child_mod.run_module(program, req_r, resp_w))
+        self.spawn(0, (req_r, resp_w), lambda: child_mod.run_module(program, req_r, resp_w))
         os.close(req_r)
         os.close(resp_w)
-        tests = self.read_secret().get("tests", [])
-        conn = Conn(req_w, resp_r)
-        outcome = {"status": "failed", "passed": 0, "total": len(tests), "all_ran": False, "error": None, "tests": []}
-        signal.signal(signal.SIGALRM, _on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, self.wall)
-        try:
-            first = conn.recv()
-            if not isinstance(first, dict) or first.get("op") != "ready":
-                kind = first.get("type", "Error") if isinstance(first, dict) else "Error"
-                msg = first.get("msg", "") if isinstance(first, dict) else ""
-                outcome.update(status="error", error=f"{kind}: {msg}"[:500])
-                return outcome
-            base = self._namespace(conn, first.get("globals", []))
-            for index, code in enumerate(tests):
-                ok, why = self._run_test(code, base, conn)
-                outcome["tests"].append(ok)
-                if not ok and outcome["error"] is None:
-                    outcome["error"] = f"test {index}: {why}"[:500]
-            outcome["all_ran"] = True
-        except Deadline:
-            outcome.update(status="timeout", error=f"wall-clock limit of {self.wall:g}s reached")
-        except Lost as exc:
-            outcome.update(status="crashed", error=str(exc))
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        outcome["passed"] = sum(outcome["tests"])
-        if outcome["all_ran"]:
-            outcome["status"] = "passed" if outcome["passed"] == outcome["total"] else "failed"
-        return outcome
-
-    def _namespace(self, conn: Conn, published) -> dict:
-        namespace = {}
-        for item in published:
-            name, reply = item
-            if isinstance(name, str) and not name.startswith("__"):
-                namespace[name] = conn.unwrap(reply)
-        return namespace
-
-    def _run_test(self, code: str, base: dict, conn: Conn) -> tuple[bool, str]:
-        namespace = dict(base, __builtins__=builtins, __name__="__test__")
-        try:
-            exec(compile(code, "<test>", "exec"), namespace)
-        except (Deadline, Lost):
-            raise
-        except BaseException as exc:
-            if conn.lost:
-                raise Lost(conn.lost) from None
-            return False, _describe_failure(exc)
-        # A test whose program died mid-way did not really run, even if its code swallowed the error.
-        if conn.lost:
-            raise Lost(conn.lost)
-        return True, ""
+        return grade_functions(Conn(req_w, resp_r), self.read_secret().get("tests", []), self.wall)
 
     # ---- stdin/stdout mode ----------------------------------------------
     def run_io(self) -> dict:
@@ -277,20 +218,6 @@ class Supervisor:
             out = _tail(os.path.join(self.workdir, f"stdout-{index}"))
             err = _tail(os.path.join(self.workdir, f"stderr-{index}"))
         return out, err
-
-
-def _describe_failure(exc: BaseException) -> str:
-    # Which assertion failed: the line of the test code, from the traceback.
-    tb, line = exc.__traceback__, None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<test>":
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    where = f" (test line {line})" if line else ""
-    try:
-        return f"{type(exc).__name__}{where}: {exc}"[:300]
-    except Exception:
-        return f"{type(exc).__name__}{where}"
 
 
 def _script_status(status: int) -> tuple[str, None]:
