@@ -152,6 +152,22 @@ CASES = [
             s.sendall(b"leak")
             return a + b
         """),  # the network is unreachable, so the graded call raises
+    ("stdout_becomes_fifo", """
+        import os
+        os.remove("stdout-0")
+        os.mkfifo("stdout-0")
+        os.remove("stderr-0")
+        os.symlink("/etc/shadow", "stderr-0")
+        """),  # the harness reads these files afterwards: must not block on a FIFO or follow the link
+    ("plant_links_for_next_case", """
+        import os
+        for i in range(1, 4):
+            for name in ("stdin", "stdout", "stderr"):
+                try:
+                    os.symlink({CANARIES!r}[1], f"{{name}}-{{i}}")
+                except OSError:
+                    pass
+        """),  # root later creates these files for the next stdin/stdout case: links must not be followed
     # --- forging the verdict ---------------------------------------------------------
     ("sys_exit_before_asserts", "import sys\nsys.exit(0)\n"),  # exit 0 before any test runs
     ("os_exit_before_asserts", "import os\nos._exit(0)\n"),  # hard exit 0 before any test runs
@@ -244,6 +260,12 @@ CASES = [
 ]
 
 
+# Programs whose attack is on the files and processes of a run, so worth repeating in
+# stdin/stdout mode, where one job runs the program several times in one directory.
+IO_RELEVANT = {"plant_links_for_next_case", "stdout_becomes_fifo", "double_fork_daemon", "fake_success_marker",
+               "kill_parent", "delete_canary", "write_canary"}
+
+
 @pytest.fixture(scope="module")
 def scorer(sandbox_pool):
     return get("code_execution", timeout=1.0, budget_s=60)
@@ -293,6 +315,26 @@ def test_adversarial_program_scores_zero_and_leaves_nothing(name, program, score
 
     [score] = scorer([f"```python\n{CORRECT}```"], tests=[TESTS])
     assert score == 1.0, "the pool no longer scores a correct program"
+
+
+IO_CASES = [{"input": "1 2", "output": "3"}, {"input": "5 5", "output": "10"}, {"input": "0 0", "output": "0"}]
+
+
+@pytest.mark.parametrize("name,program", [c for c in CASES if c[0] in IO_RELEVANT], ids=sorted(IO_RELEVANT))
+def test_adversarial_program_in_stdin_stdout_mode(name, program, scorer, sandbox_pool, canaries):
+    # Same programs, graded on stdin/stdout cases: several runs share one directory.
+    program = textwrap.dedent(program).format(
+        CANARIES=canaries, SECRET_NAME=SECRET_NAME, SECRET_VALUE=SECRET_VALUE, PORT=1,
+        ZYGOTE_PID=sandbox_pool.zygote_pid, TEST_PID=os.getpid(),
+    )
+    [score] = scorer([program], tests=[IO_CASES])
+    assert score == 0.0
+    assert processes_of(sandbox_pool) == [] and run_dirs(sandbox_pool) == []
+    for path in canaries:
+        with open(path) as fh:
+            assert fh.read() == "canary", f"{path} was changed"
+    [score] = scorer(["print(sum(map(int, input().split())))"], tests=[IO_CASES])
+    assert score == 1.0
 
 
 def test_there_are_at_least_thirty_adversarial_cases():

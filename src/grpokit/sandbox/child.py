@@ -40,10 +40,12 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
         os.setsid()
         set_name("grpokit-run")
         workdir = run["workdir"]
-        stdin_fd = os.open(run.get("stdin_path") or "/dev/null", os.O_RDONLY)
+        # Still root here, in a directory an earlier run of the same job owned: never
+        # follow a link it may have planted (stdout-1 -> /etc/passwd), never reuse its files.
+        stdin_fd = os.open(run.get("stdin_path") or "/dev/null", os.O_RDONLY | os.O_NOFOLLOW)
         os.dup2(stdin_fd, 0)
         for target, name in ((1, "stdout"), (2, "stderr")):
-            fd = os.open(os.path.join(workdir, f"{name}-{run['index']}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            fd = create_fresh(os.path.join(workdir, f"{name}-{run['index']}"))
             if run.get("uid") is not None:
                 os.fchown(fd, run["uid"], run["uid"])
             os.dup2(fd, target)
@@ -61,6 +63,15 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
         sys.path[0:0] = [workdir]
     except BaseException:
         os._exit(HARNESS_FAILED)
+
+
+def create_fresh(path: str) -> int:
+    """A new regular file at `path` for writing (whatever was there, link or not, is removed)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
 
 
 def _close_fds_except(keep: set[int]) -> None:

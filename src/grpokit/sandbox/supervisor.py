@@ -163,8 +163,10 @@ class Supervisor:
         got = []
         for i, text in enumerate(inputs):
             path = os.path.join(self.workdir, f"stdin-{i}")
-            with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
+            fd = child_mod.create_fresh(path)
+            with open(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
                 fh.write(text)
+            os.chmod(path, 0o644)
             run = self.spawn(i, (), lambda: child_mod.run_script(program))
             status = run.reap(self.wall)
             if status is None:
@@ -174,8 +176,7 @@ class Supervisor:
             else:
                 got.append(_script_status(status))
             out_path = os.path.join(self.workdir, f"stdout-{i}")
-            with open(out_path, "rb") as fh:
-                output = fh.read(int(float(self.limits["max_file_mb"]) * 1024 * 1024) + 1)
+            output = read_run_file(out_path, int(float(self.limits["max_file_mb"]) * 1024 * 1024) + 1)
             got[-1] = (got[-1][0], output)
             self._sweep(run)
         expected = self.read_secret().get("outputs", [])
@@ -247,15 +248,33 @@ def _same_output(output: bytes | None, want) -> bool:
     return norm(text) == norm(want)
 
 
-def _tail(path: str) -> str:
+def read_run_file(path: str, limit: int, tail: bool = False) -> bytes:
+    """Up to `limit` bytes of a file the program could have tampered with.
+
+    The program owns its directory: stdout-0 may have been replaced by a symlink
+    (to a root-only file) or a FIFO (reading it would block forever). Only a
+    regular file, opened without following links or blocking, is read.
+    """
+    import stat
+
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - _TAIL))
-            return fh.read().decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return ""
+        return b""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b""
+        start = max(0, info.st_size - limit) if tail else 0
+        return os.pread(fd, limit, start)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _tail(path: str) -> str:
+    return read_run_file(path, _TAIL, tail=True).decode("utf-8", "replace")
 
 
 def _remove_dir(path: str) -> None:
