@@ -31,8 +31,8 @@ def processes_of(pool: SandboxPool) -> list[str]:
                 comm = fh.read().strip()
         except OSError:
             continue
-        if comm == "grpokit-grader" and uid == 0 and int(fields[1]) == zygote:
-            continue  # the zygote's persistent graders (trusted, live as long as the pool)
+        if comm in ("grpokit-grader", "grpokit-zygote") and uid == 0 and int(fields[1]) == zygote:
+            continue  # the zygote's persistent graders (trusted; a respawned one is named a moment later)
         if int(fields[1]) == zygote or (uids is not None and uid in uids):
             found.append(f"pid {entry} uid {uid} state {fields[0].decode()}")
     return found

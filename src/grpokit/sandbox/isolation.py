@@ -169,9 +169,13 @@ def setup_zygote(want: str = "auto") -> Isolation:
             notes.append(f"mount namespace unavailable ({exc})")
         if iso.mount_namespace:
             try:
-                for target in ("/tmp", "/var/tmp", "/dev/shm"):
+                # tmpfs is RAM: sizes and inode counts cap what runs can park there
+                # (each run's directory lives in /tmp; everything is swept after it).
+                sizes = {"/tmp": "size=512m,nr_inodes=65536", "/var/tmp": "size=64m,nr_inodes=4096",
+                         "/dev/shm": "size=64m,nr_inodes=4096"}
+                for target, options in sizes.items():
                     if os.path.isdir(target):
-                        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "size=1g,mode=1777")
+                        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options + ",mode=1777")
                 iso.private_tmp = True
             except OSError as exc:
                 notes.append(f"private /tmp unavailable ({exc})")

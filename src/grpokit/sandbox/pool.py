@@ -50,6 +50,7 @@ class SandboxPool:
         self._owner_pid: int | None = None
         self._lock = threading.Lock()
         self._next_id = 0
+        self._atexit = False
         self.hello: dict = {}
 
     # ---- lifecycle ----------------------------------------------------------
@@ -101,6 +102,9 @@ class SandboxPool:
             proc.kill()
             raise SandboxUnavailable(f"unexpected greeting from the sandbox zygote: {hello!r}")
         self._proc, self._owner_pid, self.hello = proc, os.getpid(), hello
+        if not self._atexit:
+            atexit.register(self.close)  # the zygote also dies with us (PDEATHSIG); this is the clean way
+            self._atexit = True
         self._reader = codec.FrameReader()
         self._pending: list = []
         iso = hello.get("isolation", {})

@@ -356,7 +356,7 @@ def supervise(job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | N
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         prctl(PR_SET_CHILD_SUBREAPER, 1)
-        set_name("grpokit-grader")
+        set_name("grpokit-super")
         os.makedirs(workdir, mode=0o700)
         if uid is not None:
             os.chown(workdir, uid, uid)
