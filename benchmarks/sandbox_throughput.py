@@ -36,6 +36,78 @@ TEST = "assert add(1, 2) == 3"
 DATA = ROOT.parent / "shared" / "data"
 
 
+class CpuMeter:
+    """CPU time (all processes, kernel included) spent by each method, via cgroup-v1 cpuacct.
+
+    Rates depend on what else runs on the machine; CPU per program much less so.
+    Each method's processes (this one included while it runs that method) are
+    moved into a cgroup of their own. Absent cpuacct (or not root): no CPU numbers.
+    """
+
+    BASE = Path("/sys/fs/cgroup/cpuacct")
+
+    def __init__(self, names) -> None:
+        self.groups = {}
+        try:
+            home = next(line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup")
+                        if "cpuacct" in line.split(":", 2)[1].split(","))
+            self.home = self.BASE / home.lstrip("/")
+            for name in names:
+                path = self.BASE / f"grpokit-bench-{os.getpid()}-{name}"
+                path.mkdir(exist_ok=True)
+                self.groups[name] = path
+        except (OSError, StopIteration):
+            self.groups = {}
+
+    def usage_ns(self, name: str) -> int | None:
+        path = self.groups.get(name)
+        return int((path / "cpuacct.usage").read_text()) if path else None
+
+    def move(self, pids, name: str | None) -> None:
+        target = self.groups.get(name) if name else getattr(self, "home", None)
+        if not self.groups or target is None:
+            return
+        for pid in pids:
+            try:
+                (target / "cgroup.procs").write_text(str(pid))
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.move([os.getpid()], None)
+        for path in self.groups.values():
+            try:
+                path.rmdir()
+            except OSError:
+                pass
+
+
+def pool_processes(pool: SandboxPool) -> list[int]:
+    """The zygote and its persistent children (graders), for the CPU meter."""
+    pids = [pool.zygote_pid]
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+            if int(stat[stat.rindex(b")") + 2 :].split()[1]) == pool.zygote_pid:
+                pids.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def measured(meter: CpuMeter, name: str, n: int, run) -> tuple[float, float | None]:
+    """(programs per second, CPU milliseconds per program) of one timed batch."""
+    meter.move([os.getpid()], name)
+    before = meter.usage_ns(name)
+    try:
+        rate = run()
+    finally:
+        after = meter.usage_ns(name)
+        meter.move([os.getpid()], None)
+    cpu = None if before is None else (after - before) / n / 1e6
+    return rate, cpu
+
+
 def rate_pool(pool: SandboxPool, n: int) -> float:
     start = time.perf_counter()
     results = pool.run([Job(PROGRAM, tests=[TEST])] * n)
@@ -99,15 +171,32 @@ def main(argv=None) -> dict:
 
     pool = SandboxPool(workers=args.workers)
     isolation = pool.isolation
+    meter = CpuMeter(["pool", "subprocess", "exec"])
+    meter.move(pool_processes(pool), "pool")
     load_before = os.getloadavg()
     rates = {"pool": [], "subprocess": [], "exec": []}
+    cpu = {"pool": [], "subprocess": [], "exec": []}
     rate_pool(pool, 20)  # warm-up
-    for r in range(args.rounds):
-        rates["pool"].append(rate_pool(pool, args.pool_n))
-        rates["subprocess"].append(rate_subprocess(args.subprocess_n, pool.workers))
-        rates["exec"].append(rate_exec(args.exec_n))
-        print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}/s" for k, v in rates.items()), flush=True)
+    methods = {
+        "pool": (args.pool_n, lambda: rate_pool(pool, args.pool_n)),
+        "subprocess": (args.subprocess_n, lambda: rate_subprocess(args.subprocess_n, pool.workers)),
+        "exec": (args.exec_n, lambda: rate_exec(args.exec_n)),
+    }
+    try:
+        for r in range(args.rounds):
+            for name, (n, run) in methods.items():
+                rate, ms = measured(meter, name, n, run)
+                rates[name].append(rate)
+                if ms is not None:
+                    cpu[name].append(ms)
+            print(f"round {r + 1}: " + ", ".join(
+                f"{k} {v[-1]:.1f}/s" + (f" ({cpu[k][-1]:.2f} CPU-ms each)" if cpu[k] else "") for k, v in rates.items()),
+                flush=True)
+    finally:
+        meter.move(pool_processes(pool), None)
+        meter.close()
     medians = {k: statistics.median(v) for k, v in rates.items()}
+    cpu_medians = {k: round(statistics.median(v), 3) for k, v in cpu.items() if v}
     pool_module._shared = pool  # the reward uses the same warm pool
     he = humaneval_end_to_end(Path(args.data) / "humaneval.jsonl.gz")
     pool.close()
@@ -123,6 +212,10 @@ def main(argv=None) -> dict:
         "programs_per_second": {k: [round(x, 1) for x in v] for k, v in rates.items()},
         "median_programs_per_second": {k: round(v, 1) for k, v in medians.items()},
         "pool_vs_subprocess": round(medians["pool"] / medians["subprocess"], 2),
+        "cpu_ms_per_program": {k: [round(x, 3) for x in v] for k, v in cpu.items() if v},
+        "median_cpu_ms_per_program": cpu_medians,
+        "pool_vs_subprocess_cpu": (round(cpu_medians["subprocess"] / cpu_medians["pool"], 2)
+                                   if "pool" in cpu_medians and "subprocess" in cpu_medians else None),
         "exec_vs_pool": round(medians["exec"] / medians["pool"], 1),
         "targets": {"pool_at_least_per_second": 100, "pool_vs_subprocess_at_least": 10},
         "humaneval": he,
@@ -130,7 +223,9 @@ def main(argv=None) -> dict:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("median_programs_per_second", "pool_vs_subprocess", "humaneval")}, indent=2))
+    print(json.dumps({k: result[k] for k in ("median_programs_per_second", "pool_vs_subprocess",
+                                             "median_cpu_ms_per_program", "pool_vs_subprocess_cpu", "humaneval")},
+                     indent=2))
     return result
 
 
