@@ -36,9 +36,10 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
       when the code does not call it itself): one test, passes when it runs to the end;
     - a HumanEval-style dict {"test": code, "entry_point": name};
     - a list of assert strings: each one a test, scored as the share that pass;
-    - a list of {"input": ..., "output": ...} stdin/stdout cases: the program runs once
-      per case; a case passes when it exits 0 and prints the expected output
-      (trailing whitespace ignored).
+    - a list of {"input": ..., "output": ...} stdin/stdout cases (or one dict of two
+      lists, {"input": [...], "output": [...]} as in code_contests, or APPS's
+      {"inputs", "outputs"}): the program runs once per case; a case passes when it
+      exits 0 and prints the expected output (trailing whitespace ignored).
     A JSON string holding such a list or dict is accepted too. Rows without tests score None.
 
     The program is the last ```python (or unlabelled) fenced block, else the whole
@@ -126,9 +127,16 @@ def build_job(program: str, tests, entry_point, limits, row_index: int = 0):
     if tests is None or (isinstance(tests, (list, tuple)) and not tests):
         return None
     if isinstance(tests, dict):
+        ins = tests.get("input", tests.get("inputs"))
+        outs = tests.get("output", tests.get("outputs"))
         if "test" in tests:
             entry_point = tests.get("entry_point") or entry_point
             tests = tests["test"]
+        elif isinstance(ins, (list, tuple)) and isinstance(outs, (list, tuple)) and len(ins) == len(outs):
+            # Columnar cases: code_contests {"input": [...], "output": [...]}, APPS {"inputs", "outputs"}.
+            if not ins:
+                return None
+            tests = [{"input": i, "output": o} for i, o in zip(ins, outs)]
         elif "input" in tests or "output" in tests:
             tests = [tests]
     if isinstance(tests, str):
