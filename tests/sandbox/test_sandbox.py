@@ -196,3 +196,34 @@ LIMIT_ERRORS = [
 def test_limits_are_validated_with_the_field_named(kwargs, field):
     with pytest.raises(ValueError, match=field):
         Limits(**kwargs)
+
+
+def test_a_stuck_grader_is_replaced(sandbox_pool):
+    # Test code is trusted, but a broken one (here: blocks the grader's own alarm and
+    # spins) must not wedge a worker slot: the zygote's backstop kills and replaces it.
+    stuck = ("import signal\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+             "while True:\n    pass\n")
+    [result] = sandbox_pool.run([Job("x = 1", tests=[stuck], limits=Limits(wall_s=0.5))])
+    assert result.status == "timeout"
+    results = sandbox_pool.run([Job("x = 1", tests=["assert x == 1"])] * 4)
+    assert [r.status for r in results] == ["passed"] * 4
+    assert processes_of(sandbox_pool) == []
+
+
+def test_a_forked_trainer_process_gets_its_own_zygote(sandbox_pool):
+    sandbox_pool.run([Job("x = 1", tests=["assert x == 1"])])
+    parent_zygote = sandbox_pool.zygote_pid
+    pid = os.fork()
+    if pid == 0:  # e.g. a DataLoader worker that inherited the pool object
+        code = 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                [result] = sandbox_pool.run([Job("x = 2", tests=["assert x == 2"])])
+            code = 0 if result.status == "passed" and sandbox_pool.zygote_pid != parent_zygote else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    [result] = sandbox_pool.run([Job("x = 3", tests=["assert x == 3"])])  # ours still works
+    assert result.status == "passed" and sandbox_pool.zygote_pid == parent_zygote
