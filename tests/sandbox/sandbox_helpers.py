@@ -46,5 +46,6 @@ def run_dirs(pool: SandboxPool) -> list[str]:
         own = os.path.basename(pool.hello["tmp"])
         for scratch in ("/tmp", "/var/tmp", "/dev/shm"):
             if os.path.isdir(root + scratch):
-                left += [f"{scratch}/{n}" for n in os.listdir(root + scratch) if n != own]
+                # the zygote's own: its run-directory holder and the root runs chroot into
+                left += [f"{scratch}/{n}" for n in os.listdir(root + scratch) if n not in (own, "grpokit-root")]
     return left

@@ -121,6 +121,19 @@ CASES = [
             except OSError:
                 pass
         """),  # overwrites files outside its directory, writes system paths
+    ("read_files_outside", """
+        import glob
+        found = False
+        for pattern in ({CANARIES!r}[1], "/work/*/data/*", "/work/shared/data/*", "/root/*", "/home/*/*"):
+            for path in glob.glob(pattern):
+                try:
+                    open(path, "rb").read(1)
+                    found = True
+                except OSError:
+                    pass
+        def add(a, b):
+            return a + b if found else None
+        """),  # the training data (expected outputs!) may sit in world-readable files: they must not exist here
     ("setuid_root", "import os\nos.setuid(0)\ndef add(a, b):\n    return a + b\n"),  # cannot regain root: fails at top level
     ("read_env_secret", """
         import os, glob

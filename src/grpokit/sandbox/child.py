@@ -50,6 +50,10 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
                 os.fchown(fd, run["uid"], run["uid"])
             os.dup2(fd, target)
         _close_fds_except({0, 1, 2, *keep_fds})
+        if run.get("root"):
+            # Only system dirs, Python, /tmp, /dev and /proc exist in there; root could leave a
+            # chroot, the unprivileged uid set just below cannot.
+            os.chroot(run["root"])
         os.chdir(workdir)
         # Python ignores SIGXFSZ (so writes fail with EFBIG); the file-size cap should kill.
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)

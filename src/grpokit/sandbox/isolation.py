@@ -97,7 +97,8 @@ def set_name(name: str) -> None:
     _libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
 
 
-_FIELDS = ("pid_namespace", "net_namespace", "mount_namespace", "private_tmp", "hidden_proc", "uid_drop")
+_FIELDS = ("pid_namespace", "net_namespace", "mount_namespace", "private_tmp", "hidden_proc", "private_root",
+           "uid_drop")
 
 
 class Isolation:
@@ -109,9 +110,10 @@ class Isolation:
         for name in _FIELDS:
             setattr(self, name, False)
         self.notes: tuple = ()
+        self.root: str | None = None  # the directory runs chroot into (private_root)
 
     def as_dict(self) -> dict:
-        d = {"level": self.level, **{name: getattr(self, name) for name in _FIELDS}}
+        d = {"level": self.level, "root": self.root, **{name: getattr(self, name) for name in _FIELDS}}
         d["notes"] = list(self.notes)
         return d
 
@@ -189,6 +191,12 @@ def setup_zygote(want: str = "auto") -> Isolation:
                 expose_read_only(_python_paths())
             except OSError as exc:
                 notes.append(f"could not expose the Python installation to sandbox uids ({exc})")
+        if iso.private_tmp:
+            try:
+                iso.root = build_root(_python_paths())
+                iso.private_root = True
+            except OSError as exc:
+                notes.append(f"no private root ({exc}): programs can read world-readable files (data sets!)")
         try:
             iso.pid_namespace = _probe_pid_namespace()
         except OSError as exc:
@@ -260,6 +268,49 @@ def expose_read_only(paths: list[str]) -> None:
                 os.rmdir(stage)
         finally:
             os.umask(old_umask)
+
+
+ROOT_DIR = "/var/tmp/grpokit-root"
+SYSTEM_DIRS = ("/usr", "/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/etc")
+
+
+def build_root(python_paths: list[str]) -> str:
+    """A minimal root for runs to chroot into: system dirs and Python, read-only; /tmp; /dev; /proc.
+
+    Without it a program could read any world-readable file, such as the
+    training data with its expected outputs sitting next to the project.
+    Lives under /var/tmp, a tmpfs private to the zygote's mount namespace.
+    """
+    root = ROOT_DIR
+    os.makedirs(root, exist_ok=True)
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
+    old_umask = os.umask(0o022)
+    try:
+        def bind(source: str, read_only: bool = True, recursive: bool = True) -> None:
+            target = root + source
+            if os.path.islink(source):  # merged /usr: /bin -> usr/bin
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.symlink(os.readlink(source), target)
+                return
+            if not os.path.isdir(source):
+                return
+            os.makedirs(target, exist_ok=True)
+            mount(source, target, None, MS_BIND | (MS_REC if recursive else 0), None)
+            if read_only:
+                mount("none", target, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+
+        for path in SYSTEM_DIRS:
+            bind(path)
+        bind("/dev", read_only=False)  # /dev/null, /dev/urandom, and the private /dev/shm
+        bind("/tmp", read_only=False, recursive=False)  # the private tmpfs that holds run directories
+        for path in python_paths:
+            if not any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS):
+                bind(path)
+        os.makedirs(root + "/proc", exist_ok=True)
+        mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV, "hidepid=2")
+    finally:
+        os.umask(old_umask)
+    return root
 
 
 def _unreadable_as(uid: int, paths: list[str]) -> list[str]:

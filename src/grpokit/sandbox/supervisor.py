@@ -85,6 +85,7 @@ class Supervisor:
             "uid": self.uid,
             "limits": self.limits,
             "stdin_path": os.path.join(self.workdir, f"stdin-{index}") if self.job["mode"] == "io" else None,
+            "root": self.iso.get("root"),
         }
 
         def child() -> None:

@@ -153,7 +153,8 @@ class Zygote:
             os.chown(workdir, uid, uid)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
-        run = {"index": 0, "workdir": workdir, "uid": uid, "limits": job["limits"], "stdin_path": None}
+        run = {"index": 0, "workdir": workdir, "uid": uid, "limits": job["limits"], "stdin_path": None,
+               "root": self.iso.root}
         pid = isolation.clone_pid_namespace()
         if pid == 0:
             try:
