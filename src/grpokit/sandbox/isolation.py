@@ -6,7 +6,7 @@ runs fork from), and reported as an `Isolation` record:
 - "full": root. The zygote lives in its own network namespace (no interfaces
   but a downed loopback: no network) and mount namespace (private tmpfs on
   /tmp, /var/tmp and /dev/shm, /proc with hidepid so a program sees only its own
-  processes). Each run is the init of a fresh PID namespace, so killing it kills
+  processes, and a minimal read-only root that runs chroot into). Each run is the init of a fresh PID namespace, so killing it kills
   every descendant, including ones that setsid() or double-fork. Each worker
   slot runs programs as its own unprivileged uid, which makes RLIMIT_NPROC a
   real per-run process/thread cap and keeps files outside the run's directory

@@ -1,6 +1,8 @@
-"""The trusted side of one job: spawn the program, grade it, clean up.
+"""The per-job path: a supervisor spawns the program, grades it, cleans up.
 
-A supervisor is forked from the zygote per job. Order matters for secrecy:
+Used for stdin/stdout jobs (several runs of one program) and wherever PID
+namespaces are missing; function-mode jobs otherwise take the zygote's fast
+path (zygote.py, grader.py). A supervisor is forked from the zygote per job. Order matters for secrecy:
 the program's process is forked *before* the supervisor reads the tests
 (expected values, the `check` function) from the memfd the zygote spliced them
 into, so the sandboxed process never has them in its memory, and it closes
