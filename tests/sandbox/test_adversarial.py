@@ -57,6 +57,17 @@ CASES = [
             except MemoryError:
                 pass
         """),  # keeps trying after MemoryError
+    ("fork_memory_bomb", """
+        import os, time
+        for i in range(30):
+            try:
+                if os.fork() == 0:
+                    x = bytearray(300_000_000)  # each child within its own address-space cap
+                    time.sleep(100)
+            except OSError:
+                pass
+        time.sleep(100)
+        """),  # 30 x 300 MB: only a cap on the run's total (memory cgroup) stops it
     ("fork_bomb", """
         import os
         while True:

@@ -16,7 +16,7 @@ import sys
 import types
 
 from grpokit.sandbox import codec
-from grpokit.sandbox.isolation import apply_limits, set_name
+from grpokit.sandbox.isolation import apply_limits, join_cgroup, set_name
 
 HARNESS_FAILED = 97  # exit code: the sandbox could not be set up (not the program's fault)
 PROGRAM_ERROR = 1
@@ -50,6 +50,8 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
                 os.fchown(fd, run["uid"], run["uid"])
             os.dup2(fd, target)
         _close_fds_except({0, 1, 2, *keep_fds})
+        if run.get("cgroup"):
+            join_cgroup(run["cgroup"])  # before the chroot hides /sys
         if run.get("root"):
             # Only system dirs, Python, /tmp, /dev and /proc exist in there; root could leave a
             # chroot, the unprivileged uid set just below cannot.

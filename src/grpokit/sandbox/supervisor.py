@@ -88,6 +88,7 @@ class Supervisor:
             "limits": self.limits,
             "stdin_path": os.path.join(self.workdir, f"stdin-{index}") if self.job["mode"] == "io" else None,
             "root": self.iso.get("root"),
+            "cgroup": self.job.get("cgroup"),
         }
 
         def child() -> None:

@@ -59,6 +59,10 @@ class Zygote:
         os.chmod(self.tmp, 0o711)  # runs as other uids must reach their own subdirectory
         # A block of uids nobody else uses, one per worker slot (see isolation.apply_limits).
         self.uid_base = 1_000_000_000 + (os.getpid() % 10_000_000) * 64 if self.iso.uid_drop else None
+        self.cgroups = isolation.MemoryCgroups(workers) if self.iso.uid_drop else None
+        self.iso.memory_cgroup = bool(self.cgroups and self.cgroups.paths)
+        if self.iso.uid_drop and not self.iso.memory_cgroup:
+            self.iso.notes += ("no memory cgroup: memory is capped per process (RLIMIT_AS), not per run",)
         self.queue: list[tuple[dict, int]] = []
         self.free = list(range(workers))
         self.active: dict[int, dict] = {}  # report fd -> job state
@@ -141,6 +145,8 @@ class Zygote:
                 # Supervisors and graders enforce the limits; this is the backstop if they cannot.
                 "deadline": time.monotonic() + float(job["limits"]["wall_s"]) * runs + 2.0,
             }
+            if self.cgroups is not None:
+                job["cgroup"] = self.cgroups.prepare(slot, job["limits"]["memory_mb"])
             if self.fast and job["mode"] == "function":
                 self._start_fast(state, memfd)
             else:
@@ -154,7 +160,7 @@ class Zygote:
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         run = {"index": 0, "workdir": workdir, "uid": uid, "limits": job["limits"], "stdin_path": None,
-               "root": self.iso.root}
+               "root": self.iso.root, "cgroup": job.get("cgroup")}
         pid = isolation.clone_pid_namespace()
         if pid == 0:
             try:
@@ -321,6 +327,8 @@ class Zygote:
                     self.on_report(key.fd)
             self.check_deadlines()
         _remove_dir(self.tmp)
+        if self.cgroups is not None:
+            self.cgroups.close()
 
     def cancel_all_quietly(self) -> None:
         for fd in list(self.active):
