@@ -5,8 +5,11 @@
 The three methods grade the same trivial correct program (a function plus one
 assert) and are measured alternately, round by round, in one run, so machine
 load (other jobs on a shared box) hits them alike; medians and ratios are
-reported. The pool runs with every isolation it can set up (the level is
-recorded). The subprocess baseline gets the same parallelism as the pool.
+reported, with CPU-milliseconds per program (cgroup cpuacct) where available:
+rates move with machine load, CPU per program much less. The pool runs with
+every isolation it can set up (the level is recorded). The subprocess baseline
+gets the same parallelism as the pool. `fork_floor` measures a bare fork+exit
+of a zygote-sized interpreter, the floor for any fork-per-program design.
 Then the 164 HumanEval canonical solutions go through the `code_execution`
 reward end to end. Results: benchmarks/results/sandbox_throughput.json.
 """
@@ -131,6 +134,32 @@ def rate_subprocess(n: int, workers: int) -> float:
     return n / elapsed
 
 
+FORK_FLOOR = """
+import os, sys, time, gc
+sys.path.insert(0, sys.argv[1])
+from grpokit.sandbox import zygote
+for name in zygote.PRELOAD:
+    __import__(name)
+gc.collect(); gc.freeze()
+n = int(sys.argv[2])
+start = time.perf_counter()
+for _ in range(n):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+print(n / (time.perf_counter() - start))
+"""
+
+
+def rate_fork_floor(n: int) -> float:
+    # The floor for any fork-per-program design: a zygote-sized interpreter forking a
+    # child that exits at once (no namespaces, no program, no grading), one at a time.
+    done = subprocess.run([sys.executable, "-I", "-c", FORK_FLOOR, str(ROOT / "src"), str(n)],
+                          capture_output=True, text=True, timeout=120, check=True)
+    return float(done.stdout.strip())
+
+
 def rate_exec(n: int) -> float:
     # No isolation at all: compile and exec each sample in this process (what many reward scripts do).
     source = PROGRAM + TEST + "\n"
@@ -171,16 +200,17 @@ def main(argv=None) -> dict:
 
     pool = SandboxPool(workers=args.workers)
     isolation = pool.isolation
-    meter = CpuMeter(["pool", "subprocess", "exec"])
+    meter = CpuMeter(["pool", "subprocess", "exec", "fork_floor"])
     meter.move(pool_processes(pool), "pool")
     load_before = os.getloadavg()
-    rates = {"pool": [], "subprocess": [], "exec": []}
-    cpu = {"pool": [], "subprocess": [], "exec": []}
+    rates = {"pool": [], "subprocess": [], "exec": [], "fork_floor": []}
+    cpu = {"pool": [], "subprocess": [], "exec": [], "fork_floor": []}
     rate_pool(pool, 20)  # warm-up
     methods = {
         "pool": (args.pool_n, lambda: rate_pool(pool, args.pool_n)),
         "subprocess": (args.subprocess_n, lambda: rate_subprocess(args.subprocess_n, pool.workers)),
         "exec": (args.exec_n, lambda: rate_exec(args.exec_n)),
+        "fork_floor": (args.pool_n, lambda: rate_fork_floor(args.pool_n)),
     }
     try:
         for r in range(args.rounds):
@@ -218,6 +248,12 @@ def main(argv=None) -> dict:
                                    if "pool" in cpu_medians and "subprocess" in cpu_medians else None),
         "exec_vs_pool": round(medians["exec"] / medians["pool"], 1),
         "targets": {"pool_at_least_per_second": 100, "pool_vs_subprocess_at_least": 10},
+        "notes": (
+            "fork_floor = a zygote-sized interpreter forking children that exit at once, one at a time "
+            "(its CPU-ms includes the interpreter start, amortised over pool_n forks): the cost any "
+            "fork-per-program sandbox pays before isolating, running or grading anything. The pool "
+            "forks once per program (grading runs in persistent processes)."
+        ),
         "humaneval": he,
     }
     out = Path(args.out)

@@ -59,10 +59,11 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
         os.chdir(workdir)
         # Python ignores SIGXFSZ (so writes fail with EFBIG); the file-size cap should kill.
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         apply_limits(run["limits"], run.get("uid"))
-        os.environ.clear()
-        os.environ.update(SCRUBBED_ENV, HOME=workdir, TMPDIR=workdir)
+        if set(os.environ) - set(SCRUBBED_ENV) - {"HOME", "TMPDIR"}:
+            os.environ.clear()  # the zygote already runs with SCRUBBED_ENV; this is belt and braces
+            os.environ.update(SCRUBBED_ENV)
+        os.environ["HOME"] = os.environ["TMPDIR"] = workdir
         # sys.stdin/stdout/stderr already wrap fds 0-2, which now point at the run's files
         # (the zygote never reads or writes through them, so no stale buffers).
         sys.argv = ["solution.py"]

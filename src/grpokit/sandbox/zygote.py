@@ -51,6 +51,9 @@ class Zygote:
                 __import__(name)
             except Exception:
                 pass
+        # Every run inherits this environment: make it the scrubbed one once, here.
+        os.environ.clear()
+        os.environ.update(child_mod.SCRUBBED_ENV)
         self.iso = isolation.setup_zygote(want)
         isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.set_name("grpokit-zygote")
