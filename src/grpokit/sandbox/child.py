@@ -60,9 +60,7 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
         # Python ignores SIGXFSZ (so writes fail with EFBIG); the file-size cap should kill.
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         apply_limits(run["limits"], run.get("uid"))
-        if set(os.environ) - set(SCRUBBED_ENV) - {"HOME", "TMPDIR"}:
-            os.environ.clear()  # the zygote already runs with SCRUBBED_ENV; this is belt and braces
-            os.environ.update(SCRUBBED_ENV)
+        # The zygote itself runs with SCRUBBED_ENV (zygote.py), so only the per-run entries change.
         os.environ["HOME"] = os.environ["TMPDIR"] = workdir
         # sys.stdin/stdout/stderr already wrap fds 0-2, which now point at the run's files
         # (the zygote never reads or writes through them, so no stale buffers).
@@ -74,11 +72,12 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
 
 def create_fresh(path: str) -> int:
     """A new regular file at `path` for writing (whatever was there, link or not, is removed)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
+        return os.open(path, flags, 0o600)  # the usual case: a brand-new directory
+    except FileExistsError:
         os.unlink(path)
-    except FileNotFoundError:
-        pass
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        return os.open(path, flags, 0o600)
 
 
 def _close_fds_except(keep: set[int]) -> None:
