@@ -99,9 +99,9 @@ def test_grading(program, tests, passed, why, sandbox_pool):
 
 
 def test_runs_are_isolated_as_reported(sandbox_pool):
-    if os.geteuid() != 0:
-        pytest.skip("full isolation needs root")
-    assert sandbox_pool.level == "full"
+    if sandbox_pool.level != "full":
+        # e.g. not root, or a container without CAP_SYS_ADMIN; the pool has warned about it.
+        pytest.skip(f"full isolation unavailable here: {sandbox_pool.isolation.get('notes')}")
     program = "import os\ndef ids():\n    return [os.getpid(), os.getuid(), os.getcwd()]\n"
     [result] = sandbox_pool.run([Job(program, tests=[
         "pid, uid, cwd = ids()\nassert pid == 1\nassert uid != 0\nassert 'run-' in cwd"])])
