@@ -196,11 +196,18 @@ class SandboxPool:
         results: list[Result | None] = [None] * len(jobs)
         stop = threading.Event()
         sent = [0]
+        answered = [0]
         write_lock = threading.Lock()
+        # Jobs in flight are bounded: the zygote holds an fd (the tests' memfd) per queued
+        # job, and a cancel must not wait behind a pipe full of jobs.
+        window = threading.Condition()
+        max_in_flight = 4 * self.workers + 8
 
         def writer() -> None:
             try:
                 for payload in payloads:
+                    with window:
+                        window.wait_for(lambda: stop.is_set() or sent[0] - answered[0] < max_in_flight)
                     with write_lock:
                         if stop.is_set():
                             return
@@ -243,20 +250,28 @@ class SandboxPool:
                 for message in frames:
                     if message.get("op") == "result" and message.get("id") in ids:
                         results[ids[message["id"]]] = Result.from_message(message, level)
+                        with window:
+                            answered[0] += 1
+                            window.notify()
             elif proc.poll() is not None:
                 broken = "the sandbox zygote exited unexpectedly"
                 break
             if deadline is not None and not cancelled and time.monotonic() >= deadline:
                 cancelled = True
                 cancel_time = time.monotonic()
+                stop.set()
+                with window:
+                    window.notify()
                 with write_lock:
-                    stop.set()
                     try:
                         proc.stdin.write(codec.dumps({"op": "cancel"}))
                         proc.stdin.flush()
                     except (OSError, ValueError):
                         broken = "the sandbox zygote exited unexpectedly"
                         break
+        stop.set()
+        with window:
+            window.notify()
         thread.join(timeout=5)
         if broken:
             log.error(broken)

@@ -51,6 +51,11 @@ class Zygote:
                 __import__(name)
             except Exception:
                 pass
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < hard:  # a queued job holds an fd; runs set their own (lower) limit
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         # Every run inherits this environment: make it the scrubbed one once, here.
         os.environ.clear()
         os.environ.update(child_mod.SCRUBBED_ENV)
