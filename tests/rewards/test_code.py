@@ -149,3 +149,16 @@ def test_registered_with_stable_names_and_docs():
     assert {"code_execution", "code_syntax_valid"} <= set(names())
     assert get("code_execution").__name__ == "code_execution"
     assert program_of("no fence here") == "no fence here"
+
+
+def test_step_budget_scores_unfinished_programs_none_and_says_so():
+    reward = get("code_execution", timeout=30.0, budget_s=0.5)
+    slow = "```python\nimport time\ntime.sleep(30)\n```"
+    with pytest.warns(RuntimeWarning, match="could not be judged"):
+        scores = reward([slow, slow], tests=[["assert True"], ["assert True"]])
+    assert scores == [None, None]  # skipped by TRL, not a silent 0
+
+
+def test_own_pool_when_workers_given():
+    reward = get("code_execution", workers=1, timeout=3.0)
+    assert reward(["def f():\n    return 3"], tests=[["assert f() == 3"]]) == [1.0]
