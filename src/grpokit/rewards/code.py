@@ -1,1 +1,190 @@
-"""Placeholder: filled by the code reward family."""
+"""Code rewards: run the completion's program against the row's tests, in the sandbox.
+
+The program is the last fenced code block of the completion (```python or an
+unlabelled fence), or the whole completion when it has none. Execution happens
+in `grpokit.sandbox` (isolated, killable, graded out of the program's reach);
+nothing here ever execs model output in the trainer's process.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import math
+import warnings
+
+from grpokit.completions import extract_code_block, texts
+from grpokit.rewards.registry import RewardConfigError, named, register
+
+log = logging.getLogger(__name__)
+
+
+def program_of(text: str) -> str:
+    """The program a completion carries: its last Python/unlabelled fenced block, else all of it."""
+    block = extract_code_block(text, "python")
+    return block if block is not None else text
+
+
+@register("code_execution", aliases=("code_exec", "unit_tests"), family="code")
+def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb: int = 1024,
+                   budget_s: float | None = 120.0, workers: int | None = None):
+    """Run the completion's Python program against the row's tests in an isolated sandbox; score the share that pass.
+
+    Reads the `tests` column. Each entry may be:
+    - a string of Python test code run after the program (asserts, or HumanEval's
+      `def check(candidate)`, which is called on the `entry_point` column's function
+      when the code does not call it itself): one test, passes when it runs to the end;
+    - a HumanEval-style dict {"test": code, "entry_point": name};
+    - a list of assert strings: each one a test, scored as the share that pass;
+    - a list of {"input": ..., "output": ...} stdin/stdout cases (or one dict of two
+      lists, {"input": [...], "output": [...]} as in code_contests, or APPS's
+      {"inputs", "outputs"}): the program runs once per case; a case passes when it
+      exits 0 and prints the expected output (trailing whitespace ignored).
+    A JSON string holding such a list or dict is accepted too. Rows without tests score None.
+
+    The program is the last ```python (or unlabelled) fenced block, else the whole
+    completion. Assertions run in the grader's process against values the program's
+    functions return, so exiting early, always-equal objects, printing "passed" or
+    patching the test harness score 0. Status "cancelled" (step budget) or a broken
+    sandbox give None, never a silent 0.
+
+    Parameters: all_or_nothing (1.0 only when every test passes; default False),
+    timeout (wall-clock and CPU seconds per run, default 5), memory_mb (address-space
+    cap per process, default 1024), budget_s (seconds for a whole batch; unfinished
+    programs score None; None = no budget), workers (parallel runs; default: CPU count).
+    """
+    from grpokit.sandbox import Limits, SandboxPool, get_pool
+
+    if not isinstance(all_or_nothing, bool):
+        raise RewardConfigError("code_execution: all_or_nothing must be true or false")
+    try:
+        limits = Limits(wall_s=float(timeout), memory_mb=int(memory_mb))
+    except (TypeError, ValueError) as exc:
+        raise RewardConfigError(f"code_execution: {exc}; e.g. timeout=5.0, memory_mb=1024") from None
+    if budget_s is not None and not (isinstance(budget_s, (int, float)) and budget_s > 0):
+        raise RewardConfigError("code_execution: budget_s must be a positive number of seconds, or None")
+    if workers is not None and not (isinstance(workers, int) and 1 <= workers <= 64):
+        raise RewardConfigError("code_execution: workers must be an integer from 1 to 64")
+    own_pool = SandboxPool(workers=workers) if workers is not None else None
+
+    def reward(completions, tests=None, entry_point=None, **kwargs):
+        programs = texts(completions)
+        n = len(programs)
+        rows = _column(tests, n)
+        entry_points = _column(entry_point, n)
+        jobs, where = [], []
+        for i, (text, row, ep) in enumerate(zip(programs, rows, entry_points)):
+            job = build_job(program_of(text), row, ep, limits, row_index=i)
+            if job is not None:
+                jobs.append(job)
+                where.append(i)
+        scores: list[float | None] = [None] * n
+        if not jobs:
+            return scores
+        pool = own_pool or get_pool()
+        try:
+            results = pool.run(jobs, budget_s=budget_s)
+        except Exception as exc:  # the pool never should; a reward never may
+            log.exception("code_execution: sandbox failed")
+            warnings.warn(f"code_execution: sandbox failed ({exc}); batch scored None", RuntimeWarning, stacklevel=2)
+            return scores
+        skipped = 0
+        for i, result in zip(where, results):
+            score = result.score
+            if score is None:
+                skipped += 1
+            elif all_or_nothing:
+                score = 1.0 if result.total and result.passed == result.total else 0.0
+            scores[i] = score if score is None or math.isfinite(score) else 0.0
+        if skipped:
+            warnings.warn(f"code_execution: {skipped} of {len(jobs)} programs could not be judged "
+                          f"(step budget or sandbox failure); they score None", RuntimeWarning, stacklevel=2)
+        return scores
+
+    return named("code_execution", reward)
+
+
+def _column(values, n: int) -> list:
+    if values is None or isinstance(values, (str, dict)):
+        return [values] * n
+    values = list(values)
+    return values + [None] * (n - len(values)) if len(values) < n else values[:n]
+
+
+def build_job(program: str, tests, entry_point, limits, row_index: int = 0):
+    """The sandbox Job for one row, or None when the row has no tests.
+
+    Raises ValueError naming the row when the tests entry has a shape we cannot grade
+    (that is a data-set problem, not something a model wrote).
+    """
+    from grpokit.sandbox import Job
+
+    if isinstance(tests, str) and tests.strip()[:1] in ("[", "{"):
+        try:
+            tests = json.loads(tests)
+        except ValueError:
+            pass  # Python code that starts with a bracket
+    if tests is None or (isinstance(tests, (list, tuple)) and not tests):
+        return None
+    if isinstance(tests, dict):
+        ins = tests.get("input", tests.get("inputs"))
+        outs = tests.get("output", tests.get("outputs"))
+        if "test" in tests:
+            entry_point = tests.get("entry_point") or entry_point
+            tests = tests["test"]
+        elif isinstance(ins, (list, tuple)) and isinstance(outs, (list, tuple)) and len(ins) == len(outs):
+            # Columnar cases: code_contests {"input": [...], "output": [...]}, APPS {"inputs", "outputs"}.
+            if not ins:
+                return None
+            tests = [{"input": i, "output": o} for i, o in zip(ins, outs)]
+        elif "input" in tests or "output" in tests:
+            tests = [tests]
+    if isinstance(tests, str):
+        return Job(program, tests=[_with_check_call(tests, entry_point)], limits=limits)
+    if isinstance(tests, (list, tuple)):
+        if all(isinstance(t, str) for t in tests):
+            return Job(program, tests=list(tests), limits=limits)
+        if all(isinstance(t, dict) and ("input" in t or "output" in t) for t in tests):
+            return Job(program, cases=[{"input": t.get("input", ""), "output": t.get("output", "")} for t in tests],
+                       limits=limits)
+    raise ValueError(
+        f"code_execution: row {row_index}: the `tests` entry is a {type(tests).__name__} we cannot grade; "
+        "use test code (str), a list of assert strings, a list of {'input', 'output'} dicts, "
+        "or a HumanEval dict {'test', 'entry_point'}"
+    )
+
+
+def _with_check_call(code: str, entry_point) -> str:
+    # HumanEval's tests define check(candidate) and leave calling it to the harness.
+    if not entry_point or "def check(" not in code:
+        return code
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if isinstance(func, ast.Name) and func.id == "check":
+                return code
+    if not str(entry_point).isidentifier():
+        raise ValueError(f"code_execution: entry_point {entry_point!r} is not a Python name")
+    return f"{code}\n\ncheck({entry_point})\n"
+
+
+@register("code_syntax_valid", aliases=("python_syntax",), family="code")
+def code_syntax_valid(completions, **kwargs):
+    """1.0 when the completion's Python program compiles, else 0.0; nothing is executed.
+
+    The program is the last ```python (or unlabelled) fenced block, else the whole
+    completion. Uses Python's own compiler (syntax and compile-time errors such as
+    `return` outside a function), never runs the code. Reads no columns.
+    """
+    scores = []
+    for text in texts(completions):
+        try:
+            compile(program_of(text), "<completion>", "exec", dont_inherit=True)
+            scores.append(1.0)
+        except Exception:  # SyntaxError, ValueError (NUL bytes), RecursionError, MemoryError
+            scores.append(0.0)
+    return scores

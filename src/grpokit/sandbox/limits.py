@@ -1,0 +1,40 @@
+"""Resource limits for one sandboxed run, and their validation."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run of a program may use.
+
+    wall_s: wall-clock seconds per run (the program plus its tests; each stdin/stdout case
+        is its own run). CPU time is capped at the same number of seconds, per process.
+    memory_mb: address-space cap per process (RLIMIT_AS).
+    max_processes: processes + threads the program may have at once (RLIMIT_NPROC on a
+        uid of its own).
+    max_file_mb: largest file it may write, stdout and stderr included (RLIMIT_FSIZE);
+        going past it kills the program.
+    max_open_files: RLIMIT_NOFILE.
+    """
+
+    wall_s: float = 5.0
+    memory_mb: int = 1024
+    max_processes: int = 32
+    max_file_mb: float = 8.0
+    max_open_files: int = 64
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.wall_s > 0, "wall_s must be > 0 seconds (e.g. 5.0)"),
+            (self.memory_mb >= 64, "memory_mb must be >= 64 (a Python process needs ~30 MB to start)"),
+            (self.max_processes >= 1, "max_processes must be >= 1"),
+            (self.max_file_mb > 0, "max_file_mb must be > 0"),
+            (self.max_open_files >= 16, "max_open_files must be >= 16"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"sandbox limits: {message}")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
