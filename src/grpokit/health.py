@@ -128,6 +128,12 @@ class HealthCallback(TrainerCallback):
         self.seconds = 0.0  # time spent in on_log, for the overhead benchmark
         self.stopped_by: Alert | None = None
 
+    @classmethod
+    def from_config(cls, health: dict | HealthConfig | None, run_dir: str | os.PathLike | None = None,
+                    **kwargs) -> "HealthCallback":
+        """From a run config's `health:` section (raises ConfigError on an unknown key)."""
+        return cls(health, run_dir=run_dir, **kwargs)
+
     def on_train_begin(self, args, state, control, **kwargs):
         if self.config.max_completion_length is None:
             self.config.max_completion_length = getattr(args, "max_completion_length", None)

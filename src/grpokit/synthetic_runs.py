@@ -65,7 +65,7 @@ def _collapse(step, steps, rng, r):
         r["completions/distinct_frac"] = max(1 / 8, 0.9 * (1 - k))
         r["reward_std"] = max(0.0, r["reward_std"] * (1 - k) ** 2)
         r["frac_reward_zero_std"] = min(1.0, 0.2 + 0.8 * k)
-        r["reward"] = 1.2
+        _set_rewards(r, 0.9, 0.375, r["reward_std"])  # stuck on the hacked answer
     return r
 
 
