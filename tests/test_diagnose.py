@@ -85,3 +85,16 @@ def test_table_markdown_has_every_rule():
     assert md.count("\n") == len(SYMPTOMS) + 2
     for s in SYMPTOMS:
         assert f"`{s.rule}`" in md
+
+
+def test_length_limit_read_off_the_metrics(tmp_path):
+    # config.yaml without max_completion_length (a profile default): the limit is where clipping happened.
+    write_run(tmp_path, "length_drift")
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("\n".join(l for l in cfg.read_text().splitlines() if "max_completion_length" not in l))
+    records, _ = read_jsonl(tmp_path / "metrics.jsonl")
+    for r in records:
+        if r["completions/clipped_ratio"] > 0:
+            r["completions/max_length"] = 128.0  # clipped completions are exactly at the limit
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert [f.rule for f in diagnose(tmp_path) if f.severity != "info"] == ["length_drift"]

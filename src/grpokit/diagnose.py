@@ -109,8 +109,12 @@ def load_run(run_dir: str | Path) -> RunData:
                    skipped_lines=bad_m + bad_a + bad_c)
 
 
-def health_config_for(config: dict[str, Any]) -> HealthConfig:
-    """The run's own thresholds (its `health:` section), with the length limit from `training:`."""
+def health_config_for(config: dict[str, Any], metrics: list[dict[str, Any]] | None = None) -> HealthConfig:
+    """The run's own thresholds (its `health:` section), with the length limit from `training:`.
+
+    When the config does not name the limit (a profile default), it is read off the metrics:
+    at a step where some completions were clipped, completions/max_length is the limit.
+    """
     health = dict(config.get("health") or {})
     training = config.get("training") or {}
     try:
@@ -120,6 +124,11 @@ def health_config_for(config: dict[str, Any]) -> HealthConfig:
     if hc.max_completion_length is None and isinstance(training, dict):
         limit = finite(training.get("max_completion_length"))
         hc.max_completion_length = int(limit) if limit else None
+    if hc.max_completion_length is None and metrics:
+        clipped = [finite(r.get("completions/max_length")) for r in metrics
+                   if (finite(r.get("completions/clipped_ratio")) or 0) > 0]
+        clipped = [v for v in clipped if v]
+        hc.max_completion_length = int(max(clipped)) if clipped else None
     return hc
 
 
@@ -134,7 +143,7 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     run = run_dir if isinstance(run_dir, RunData) else load_run(run_dir)
     train = run.train_metrics
     findings: dict[str, Finding] = {}
-    hc = health_config_for(run.config)
+    hc = health_config_for(run.config, train)
     hc.enabled = True
     for alert in replay(train, hc):
         f = findings.get(alert.rule)

@@ -147,8 +147,9 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
               f"{max_completion_length} (truncated){longest}")
     if clipped >= hc.clipped_ratio:
         checks.append(Check("probe", "truncation", "fail", detail,
-                            f"raise training.max_completion_length (try {max_completion_length * 2} or more). "
-                            + BY_RULE["truncation"].fix))
+                            f"raise training.max_completion_length (try {max_completion_length * 2} or more); "
+                            "or ask for shorter answers in data.system_prompt, add a length reward, or set "
+                            "training.mask_truncated_completions: true"))
     elif clipped >= 0.3:
         checks.append(Check("probe", "truncation", "warn", detail, BY_RULE["truncation"].fix))
     else:
@@ -374,16 +375,18 @@ STYLE = {"ok": "green", "info": "blue", "warn": "yellow", "fail": "bold red"}
 
 def print_checks(checks: list[Check], console: Any = None) -> None:
     from rich.console import Console
-    from rich.table import Table
+    from rich.markup import escape
 
-    console = console or Console()
-    table = Table(show_lines=False, expand=True)
-    for col in ("area", "check", "status", "detail / fix"):
-        table.add_column(col, overflow="fold")
+    console = console or Console(highlight=False)
+    # One check per line, fix underneath: readable in a narrow terminal and in CI logs.
+    area = None
     for c in checks:
-        text = c.detail + (f"\n[dim]fix:[/] {c.fix}" if c.fix else "")
-        table.add_row(c.area, c.name, f"[{STYLE.get(c.status, '')}]{c.status}[/]", text)
-    console.print(table)
+        if c.area != area:
+            area = c.area
+            console.print(f"[bold]{area}[/]")
+        console.print(f"  [{STYLE.get(c.status, '')}]{c.status:<4}[/] {c.name}: {escape(c.detail)}")
+        if c.fix and c.status in ("warn", "fail"):
+            console.print(f"       [dim]fix:[/] {escape(c.fix)}")
     fails = sum(c.status == "fail" for c in checks)
     warns = sum(c.status == "warn" for c in checks)
     console.print(f"[bold]{fails} failed, {warns} warnings[/]" if fails or warns else "[green]all checks passed[/]")

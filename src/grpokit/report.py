@@ -103,7 +103,7 @@ def plot_curves(run: RunData, path: str | Path, hc: HealthConfig | None = None,
     import matplotlib.pyplot as plt
 
     records = run.train_metrics
-    hc = hc or health_config_for(run.config)
+    hc = hc or health_config_for(run.config, records)
     alerts = _alert_steps(run)
     for f in findings or []:
         if f.first_step is not None:
@@ -173,7 +173,7 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> dict
     run = load_run(run_dir)
     out = Path(out_dir) if out_dir else run.run_dir
     out.mkdir(parents=True, exist_ok=True)
-    hc = health_config_for(run.config)
+    hc = health_config_for(run.config, run.train_metrics)
     findings = diagnose(run)
     png = plot_curves(run, out / "curves.png", hc, findings)
     html = render_html(run, findings, png.read_bytes())
