@@ -199,3 +199,20 @@ def test_replay_tolerates_nan_everywhere():
     # NaN loss is critical; NaN reward means also say the rewards cannot score
     assert {a.rule for a in alerts} == {"non_finite", "reward_unscorable"}
     assert all(math.isnan(v) for v in record.values())  # the rules did not mutate the record
+
+
+def test_tracker_leaves_async_rewards_alone():
+    # TRL awaits async rewards itself; wrapping one in a sync function would hand TRL a coroutine.
+    async def slow(completions, **kw):
+        return [1.0] * len(completions)
+
+    (wrapped,) = RewardTracker().wrap([slow])
+    assert wrapped is slow
+
+
+def test_from_config_is_what_train_calls(tmp_path):
+    # train.py builds the callback as HealthCallback.from_config(cfg.health, run_dir); a typo must fail loudly.
+    cb = HealthCallback.from_config({"kl_max": 0.3}, tmp_path)
+    assert cb.config.kl_max == 0.3 and cb.run_dir == tmp_path
+    with pytest.raises(ConfigError, match="kl_max"):
+        HealthCallback.from_config({"kl_mx": 0.3}, tmp_path)

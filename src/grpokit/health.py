@@ -9,6 +9,7 @@ The rules themselves live in health_rules.py (pure, cheap, replayable).
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import time
@@ -57,8 +58,9 @@ class RewardTracker:
 
     def _wrap_one(self, func: Callable, count_distinct: bool) -> Callable:
         name = getattr(func, "__name__", None) or type(func).__name__
-        if not callable(func) or not hasattr(func, "__call__") or _is_model(func):
-            return func  # reward models are nn.Modules; TRL calls them differently
+        if not callable(func) or _is_model(func) or inspect.iscoroutinefunction(func):
+            # Reward models (nn.Modules) and async rewards are called differently by TRL; left as they are.
+            return func
 
         def tracked(completions, **kwargs):
             if count_distinct:
