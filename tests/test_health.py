@@ -99,10 +99,17 @@ def test_finite(raw, expected):
     ({"clipped_ratio": 1.5}, "between 0 and 1"),   # a share above 1 is meaningless
     ({"no_signal_steps": 0}, "at least 1"),        # zero patience would fire on nothing
     ({"disable": ["kl"]}, "kl_blowup"),            # unknown rule id lists the real ones
+    ({"kl_max": "high"}, "must be a number"),      # caught at load, not as a TypeError mid-run
+    ({"stop_on_critical": "yes"}, "true or false"),  # a string is not a bool
 ])
 def test_health_config_errors(data, needle):
     with pytest.raises(ConfigError, match=needle):
         HealthConfig.from_dict(data)
+
+
+def test_health_config_coerces_yaml_values():
+    hc = HealthConfig.from_dict({"kl_max": "0.3", "no_signal_steps": 3.0, "disable": "reward_stuck"})
+    assert hc.kl_max == 0.3 and hc.no_signal_steps == 3 and hc.disable == ["reward_stuck"]
 
 
 def _state(step, zero=True):

@@ -79,6 +79,22 @@ class HealthConfig:
                 near = difflib.get_close_matches(key, valid, n=1)
                 hint = f"; did you mean {near[0]!r}?" if near else f"; valid keys: {', '.join(valid)}"
                 raise ConfigError(f"health: unknown key {key!r}{hint}")
+        if isinstance(data.get("disable"), str):
+            data["disable"] = [data["disable"]]
+        defaults = cls()
+        for key, value in data.items():
+            default = getattr(defaults, key)
+            # YAML and --set give strings or ints where a float is meant; a wrong type would only
+            # surface mid-run as a TypeError inside a rule.
+            if isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise ConfigError(f"health.{key} must be true or false, got {value!r}")
+            elif isinstance(default, (int, float)) or (key == "max_completion_length" and value is not None):
+                kind = float if isinstance(default, float) else int
+                try:
+                    data[key] = kind(value)
+                except (TypeError, ValueError):
+                    raise ConfigError(f"health.{key} must be a number, got {value!r}") from None
         return cls(**data)
 
     def to_dict(self) -> dict[str, Any]:
