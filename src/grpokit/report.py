@@ -112,8 +112,11 @@ def plot_curves(run: RunData, path: str | Path, hc: HealthConfig | None = None,
     cols = 2
     rows = math.ceil(len(chosen) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(12, 2.6 * rows), squeeze=False)
+    xs = x_positions(records)
     for ax, panel in zip(axes.flat, chosen):
         _draw_panel(ax, panel, records, alerts)
+        if len(xs) > 1:
+            ax.set_xlim(min(xs) - 0.5, max(xs) + 0.5)  # one step axis for all panels, even where values are NaN
     for ax in list(axes.flat)[len(chosen):]:
         ax.set_visible(False)
     fig.tight_layout()
