@@ -31,7 +31,7 @@ def test_report_of_a_running_run(tmp_path):
     assert inline and base64.b64decode(inline.group(1)) == paths["png"].read_bytes()
     assert not re.search(r'(src|href)="(http|//)', page)
     assert "KL blow-up" in page and "kl is 0.52" in page      # diagnosis and live alert
-    assert "in progress" in page and "unreadable line" in page
+    assert "still running" in page and "unreadable line" in page
     assert "Evaluation (eval.json)" in page and "0.57" in page  # eval.json table
     assert "What is" in page                                     # sampled completions
 
@@ -93,3 +93,9 @@ def test_report_opens_in_headless_chromium(tmp_path):
     result = module.screenshot(paths["html"], tmp_path / "shot.png", size="1000,1200")
     assert result["dom_has_curves_image"] and result["dom_has_diagnosis"] and result["dom_has_completions"]
     assert _png_size((tmp_path / "shot.png").read_bytes()) == (1000, 1200)
+
+
+def test_finished_when_max_steps_reached(tmp_path):
+    # The metrics writer drops TRL's end-of-training summary, so reaching max_steps is the sign.
+    write_run(tmp_path, "healthy")
+    assert "finished" in write_report(tmp_path)["html"].read_text()

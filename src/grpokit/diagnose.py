@@ -53,7 +53,16 @@ class RunData:
 
     @property
     def finished(self) -> bool:
-        return any("train_runtime" in r for r in self.metrics)
+        """True when the run logged its summary or reached training.max_steps."""
+        if any("train_runtime" in r for r in self.metrics):
+            return True
+        training = self.config.get("training") if isinstance(self.config.get("training"), dict) else {}
+        max_steps = finite(training.get("max_steps"))
+        train = self.train_metrics
+        last = finite(train[-1].get("step")) if train else None
+        stages = self.config.get("stages")
+        # With stages each stage counts its own steps; only a single-stage run can be judged this way.
+        return bool(max_steps and last and not stages and last >= max_steps)
 
 
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:

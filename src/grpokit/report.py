@@ -145,7 +145,12 @@ def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[st
     if panel.band is not None and drawn:
         lo, hi = panel.band
         ymin, ymax = ax.get_ylim()
-        ax.axhspan(max(lo, ymin) if lo != -math.inf else ymin, min(hi, ymax), color=GOOD, alpha=0.12, lw=0)
+        # Stretch the axis to show the healthy band's edge, so a flat line outside it reads as outside.
+        edges = [v for v in (lo, hi) if math.isfinite(v)]
+        ymin, ymax = min([ymin, *edges]), max([ymax, *edges])
+        pad = 0.04 * (ymax - ymin or 1.0)
+        ymin, ymax = ymin - pad, ymax + pad
+        ax.axhspan(max(lo, ymin), min(hi, ymax), color=GOOD, alpha=0.12, lw=0)
         ax.set_ylim(ymin, ymax)
     marked = sorted({s for rule in panel.rules for s in alerts.get(rule, [])})
     for s in marked:

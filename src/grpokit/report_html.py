@@ -57,7 +57,7 @@ def _header(run: RunData, findings: list[Finding]) -> str:
     train = run.train_metrics
     last = train[-1].get("step", len(train)) if train else None
     name = run.config.get("name") or run.run_dir.name
-    status = "finished" if run.finished else "in progress (or stopped early)"
+    status = "finished" if run.finished else "still running (or stopped before max_steps)"
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("critical", "warning")}
     badges = "".join(f'<span class="badge {s}">{n} {s}</span> ' for s, n in counts.items() if n)
     badges = badges or '<span class="badge ok">no problems found</span>'
@@ -113,10 +113,12 @@ def _scores(sample: dict[str, Any]) -> dict[str, Any]:
         if isinstance(sample.get(key), dict):
             scores.update(sample[key])
     for key, value in sample.items():
-        if key in ("step", "rewards", "scores", "prompt", "completion", "answer") or isinstance(value, (dict, list)):
+        if key in ("step", "stage", "time", "rewards", "scores", "prompt", "completion", "answer"):
             continue
-        if isinstance(value, (int, float)) or value is None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             scores[key] = value
+        elif value is None and key == "reward":
+            scores[key] = value  # the total is None when a reward could not score the sample
     return scores
 
 

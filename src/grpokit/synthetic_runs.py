@@ -171,7 +171,11 @@ def history(scenario: str, steps: int = 60, seed: int = 0) -> list[dict[str, Any
 
 def write_run(run_dir: str | Path, scenario: str = "healthy", steps: int = 60, seed: int = 0,
               partial_last_line: bool = False) -> Path:
-    """Write a synthetic run directory (config.yaml, metrics.jsonl, completions.jsonl, eval.json)."""
+    """Write a synthetic run directory (config.yaml, metrics.jsonl, completions.jsonl, eval.json).
+
+    partial_last_line: a run caught mid-write -- half a line at the end, and max_steps
+    beyond the last logged step.
+    """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(
@@ -180,7 +184,7 @@ def write_run(run_dir: str | Path, scenario: str = "healthy", steps: int = 60, s
         "data:\n  source: synthetic:arithmetic\n"
         "rewards:\n  - {name: incremental_format, weight: 0.5}\n  - {name: numeric_match, weight: 2.0}\n"
         f"training:\n  max_completion_length: {MAX_COMPLETION_LENGTH}\n  num_generations: 8\n"
-        f"  max_steps: {steps}\n  beta: 0.04\n",
+        f"  max_steps: {steps * 2 if partial_last_line else steps}\n  beta: 0.04\n",
         encoding="utf-8",
     )
     records = history(scenario, steps, seed)
