@@ -206,3 +206,47 @@ def test_cli_doctor_missing_config_is_usage_error(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "grpokit", "doctor", str(tmp_path / "nope.yaml")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "not found" in proc.stderr
+
+
+def _write_config(path, max_completion_length):
+    path.write_text(
+        "name: doctor-test\n"
+        "model: {name: bundled:smollm2-135m-instruct}\n"
+        "data: {source: 'synthetic:arithmetic', max_samples: 20}\n"
+        "rewards:\n  - {name: numeric_match, weight: 1.0}\n"
+        "profile: cpu\n"
+        f"training: {{num_generations: 4, per_device_train_batch_size: 4, max_completion_length: {max_completion_length}}}\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize("limit,suppress_eos,failing", [
+    # 8 tokens and a model that never stops: every completion cut -> truncation fails
+    (8, True, "truncation"),
+    # a random model never writes the right number: numeric_match never varies -> no learning signal
+    (16, False, "learning signal"),
+])
+def test_doctor_on_config_files(tiny, tmp_path, monkeypatch, limit, suppress_eos, failing):
+    """The whole `grpokit doctor CONFIG` path (config, rewards, data) with the tiny model swapped in."""
+    pytest.importorskip("grpokit.config")
+    pytest.importorskip("grpokit.data")
+    from typer.testing import CliRunner
+
+    import grpokit.doctor as doctor
+    from grpokit.cli import app
+
+    model, tok = tiny
+    monkeypatch.setattr(doctor, "_load_model", lambda cfg: (model, tok))
+    model.generation_config.suppress_tokens = [tok.eos_token_id] if suppress_eos else None
+    try:
+        checks = doctor.run_doctor(_write_config(tmp_path / "c.yaml", limit), probe_prompts=2)
+        result = CliRunner().invoke(app, ["doctor", str(tmp_path / "c.yaml"), "--probe-prompts", "2"])
+    finally:
+        model.generation_config.suppress_tokens = None
+    by_name = {c.name: c for c in checks}
+    assert by_name[failing].status == "fail"
+    if failing == "truncation":
+        assert "100% of 8 completions were cut" in by_name[failing].detail
+    else:
+        assert "never varies" in by_name[failing].detail
+    assert result.exit_code == 1 and failing in result.output

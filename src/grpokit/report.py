@@ -147,6 +147,8 @@ def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[st
         ymin, ymax = ax.get_ylim()
         # Stretch the axis to show the healthy band's edge, so a flat line outside it reads as outside.
         edges = [v for v in (lo, hi) if math.isfinite(v)]
+        if lo > 0 and not math.isfinite(hi):
+            edges.append(lo * 1.5)  # an open-ended band still gets some visible height
         ymin, ymax = min([ymin, *edges]), max([ymax, *edges])
         pad = 0.04 * (ymax - ymin or 1.0)
         ymin, ymax = ymin - pad, ymax + pad
