@@ -148,9 +148,11 @@ class HealthCallback(TrainerCallback):
         try:
             if not logs or not self.config.enabled or not is_train_log(logs):
                 return control
-            # Added to `logs` so a metrics writer that runs after us records them too.
-            logs.update(self.tracker.flush())
-            alerts = self.monitor.observe(state.global_step, logs)
+            tracked = self.tracker.flush()
+            # Numbers go into `logs` so a metrics writer that runs after us records them too;
+            # error text only reaches the rules (loggers such as TensorBoard want scalars).
+            logs.update({k: v for k, v in tracked.items() if isinstance(v, (int, float))})
+            alerts = self.monitor.observe(state.global_step, {**logs, **tracked})
             if alerts and state.is_world_process_zero:
                 self._emit(alerts)
             critical = [a for a in alerts if a.severity == "critical"]
