@@ -106,7 +106,8 @@ def length_reward(completions, **kwargs):
     return [len(c) / 10 for c in completions]
 
 
-def time_training(steps: int, with_health: bool, out_dir: str) -> list[float]:
+def time_training(steps: int, with_health: bool, out_dir: str) -> tuple[list[float], float]:
+    """(step times after warm-up, seconds the health callback spent in on_log during the run)."""
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
@@ -124,6 +125,7 @@ def time_training(steps: int, with_health: bool, out_dir: str) -> list[float]:
     timer = StepTimer()
     callbacks = [timer]
     funcs = [length_reward]
+    health = None
     if with_health:
         health = HealthCallback({}, run_dir=out_dir, console=_Quiet())
         funcs = health.tracker.wrap(funcs)
@@ -134,7 +136,8 @@ def time_training(steps: int, with_health: bool, out_dir: str) -> list[float]:
     trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=data, processing_class=tok,
                           callbacks=callbacks)
     trainer.train()
-    return timer.times[2:]  # the first steps include warm-up
+    # The first steps include warm-up.
+    return timer.times[2:], (health.seconds / steps if health is not None else 0.0)
 
 
 def main() -> None:
@@ -146,11 +149,13 @@ def main() -> None:
     result = {"on_log": time_on_log()}
     per_step_cost = (result["on_log"]["on_log_median_us"] + result["on_log"]["tracker_per_reward_call_median_us"]) / 1e6
     if not args.skip_training:
-        base, ours = [], []
+        base, ours, in_run = [], [], []
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(args.rounds):  # alternate so machine load hits both alike
-                base += time_training(args.steps, False, f"{tmp}/base{i}")
-                ours += time_training(args.steps, True, f"{tmp}/ours{i}")
+                base += time_training(args.steps, False, f"{tmp}/base{i}")[0]
+                times, per_step = time_training(args.steps, True, f"{tmp}/ours{i}")
+                ours += times
+                in_run.append(per_step)
         base_med, ours_med = statistics.median(base), statistics.median(ours)
         result["training"] = {
             "model": "2-layer random Llama (hidden 64), CPU, 4 completions x 12 tokens per step",
@@ -158,6 +163,9 @@ def main() -> None:
             "step_median_s_without": base_med,
             "step_median_s_with": ours_med,
             "ab_ratio_with_over_without": ours_med / base_med,
+            # Measured inside the real runs: the callback's own on_log time per step.
+            "health_on_log_s_per_step_in_run": statistics.median(in_run),
+            "in_run_overhead_fraction": statistics.median(in_run) / base_med,
         }
         result["overhead_fraction_of_tiny_step"] = per_step_cost / base_med
     # A real CPU step of the default 135M model takes seconds; a GPU step of a 1.5B model about as long.
