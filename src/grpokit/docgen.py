@@ -32,9 +32,13 @@ def reward_catalogue() -> str:
 
 
 def troubleshooting() -> str:
-    from grpokit import diagnose
+    from grpokit import symptoms
+    from grpokit.diagnose import explain_loss
 
-    return HEADER + "\n" + diagnose.to_markdown().rstrip() + "\n"
+    return (HEADER + "\n# Troubleshooting: symptom -> cause -> fix\n\n"
+            "The same table drives the live alerts (`grpokit.health`), `grpokit report` and "
+            "`grpokit doctor`; each row's key is the alert's name in `alerts.jsonl`.\n\n"
+            + symptoms.to_markdown().rstrip() + "\n\n## Reading the loss\n\n" + explain_loss().rstrip() + "\n")
 
 
 PAGES = {"skill/rewards.md": reward_catalogue, "skill/troubleshooting.md": troubleshooting}
