@@ -126,7 +126,7 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "they will be cut at the limit."
         ),
         fix=(
-            "Add a length reward (name: length) or a soft overlong penalty, use training.loss_type: "
+            "Add max_length_penalty or soft_overlong_punishment to rewards, use training.loss_type: "
             "dr_grpo to remove the length bias, or raise training.max_completion_length if long answers "
             "are what you want."
         ),
