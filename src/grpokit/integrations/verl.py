@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterable, Mapping
 
-from grpokit.rewards import RewardConfigError, get, names
+from grpokit.rewards import RewardConfigError, canonical, get
 
 RewardSpec = Callable | str | Mapping[str, Any]
 
@@ -44,12 +44,20 @@ def _preset(name: str):
         return None
 
 
+def _is_reward(name: str) -> bool:
+    try:
+        canonical(name)  # registered names and their aliases
+    except RewardConfigError:
+        return False
+    return True
+
+
 def _resolve_one(spec: RewardSpec) -> list[tuple[Callable, float]]:
     """A spec -> [(reward, weight)]: a preset expands to several."""
     if callable(spec):
         return [(spec, 1.0)]
     if isinstance(spec, str):
-        if spec in names():
+        if _is_reward(spec):
             return [(get(spec), 1.0)]
         found = _preset(spec)
         if found is not None:
