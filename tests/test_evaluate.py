@@ -221,3 +221,101 @@ def test_evaluate_scores_what_the_model_wrote(tiny, held_out):
     assert result["truncated_rate"] == 0.0 and result["mean_length"] == len(scripted.reply)
     assert result["examples"][0]["completion"].endswith(f"<answer>{gold}</answer>")
     assert not math.isnan(result["reward"])
+
+
+# --- `grpokit eval CONFIG --checkpoint DIR` -------------------------------------------------
+
+import importlib.util  # noqa: E402
+
+needs_training_modules = pytest.mark.skipif(
+    importlib.util.find_spec("grpokit.config") is None or importlib.util.find_spec("grpokit.models") is None,
+    reason="grpokit.config / grpokit.models (the training branch) are not merged yet",
+)
+
+
+@pytest.fixture(scope="module")
+def eval_run(tmp_path_factory):
+    """A tiny base model, a run config for it, and two checkpoints: a LoRA adapter and full weights."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from tiny_model import make_tiny_model
+    from transformers import AutoModelForCausalLM
+
+    from grpokit.rewards import register
+
+    @register("_eval_cli_tag", family="test")
+    def eval_cli_tag(completions, **kwargs):
+        """Test reward: 1 when an <answer> tag is present."""
+        return [float(extract_tag(t, "answer") is not None) for t in texts(completions)]
+
+    root = tmp_path_factory.mktemp("evalrun")
+    base = make_tiny_model(root / "base")
+    run_dir = root / "run"
+    lora_ckpt = run_dir / "checkpoints" / "checkpoint-2"
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(base), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)  # a trained adapter is not the identity
+    model.save_pretrained(lora_ckpt)
+    full_ckpt = root / "full" / "checkpoint-5"
+    full = AutoModelForCausalLM.from_pretrained(base)
+    with torch.no_grad():
+        full.lm_head.weight.mul_(3.0)
+    full.save_pretrained(full_ckpt)
+    config = root / "run.yaml"
+    config.write_text(
+        f"name: tiny-eval\noutput_dir: {run_dir}\n"
+        f"model: {{name: {base}, lora: {{r: 4, target_modules: [q_proj, v_proj]}}}}\n"
+        "data: {source: 'synthetic:arithmetic?n=40', eval_size: 6}\n"
+        "rewards: [{name: _eval_cli_tag, weight: 0.5}]\n"
+        "profile: none\n"
+        "training: {max_completion_length: 8, num_generations: 2, per_device_train_batch_size: 2}\n",
+        encoding="utf-8",
+    )
+    return {"config": config, "run_dir": run_dir, "lora": lora_ckpt, "full": full_ckpt}
+
+
+def cli(*args):
+    from typer.testing import CliRunner
+
+    from grpokit.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@needs_training_modules
+def test_eval_command_lora_checkpoint(eval_run):
+    out = cli("eval", eval_run["config"], "--checkpoint", eval_run["lora"], "--k", 2, "--max-prompts", 3, "--accuracy", "none")
+    assert out.exit_code == 0, out.output
+    saved = json.loads((eval_run["run_dir"] / "eval.json").read_text())
+    assert saved["checkpoint"] == str(eval_run["lora"]) and saved["held_out_prompts"] == 6
+    for side in ("before", "after"):
+        assert saved[side]["prompts"] == 3 and saved[side]["samples_per_prompt"] == 2
+        assert saved[side]["weights"] == {"eval_cli_tag": 0.5} and saved[side]["settings"]["max_new_tokens"] == 8
+    assert saved["delta"]["format_rate"] is not None
+    assert "reward eval_cli_tag" in out.output and "written:" in out.output
+
+
+@needs_training_modules
+def test_eval_command_full_checkpoint_and_run_dir(eval_run, tmp_path):
+    # A run directory resolves to its newest checkpoint; full weights load without the base's adapter.
+    out = cli("eval", eval_run["config"], "--checkpoint", eval_run["full"].parent, "--k", 1, "--max-prompts", 2,
+              "--no-before", "--output", tmp_path / "e.json", "--json")
+    assert out.exit_code == 0, out.output
+    saved = json.loads((tmp_path / "e.json").read_text())
+    assert saved["checkpoint"] == str(eval_run["full"]) and saved["before"] is None and saved["delta"] is None
+
+
+@needs_training_modules
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--checkpoint", "/nonexistent/ckpt"], "checkpoint /nonexistent/ckpt not found"),  # a typo in the path
+        (["--checkpoint", "{run_dir}", "--set", "data.eval_size=0"], "no prompts were held out"),  # nothing held out
+    ],
+)
+def test_eval_command_errors_exit_2(eval_run, args, needle):
+    args = [a.format(run_dir=eval_run["run_dir"]) for a in args]
+    out = cli("eval", eval_run["config"], *args)
+    assert out.exit_code == 2 and needle in out.output, out.output
