@@ -241,12 +241,16 @@ def eval_run(tmp_path_factory):
     from tiny_model import make_tiny_model
     from transformers import AutoModelForCausalLM
 
-    from grpokit.rewards import register
+    from grpokit.rewards import register, registry
 
-    @register("_eval_cli_tag", family="test")
     def eval_cli_tag(completions, **kwargs):
         """Test reward: 1 when an <answer> tag is present."""
         return [float(extract_tag(t, "answer") is not None) for t in texts(completions)]
+
+    # Registered only while this module's tests run (other tests walk every registered name).
+    registry.names()
+    saved = dict(registry._REGISTRY), dict(registry._ALIASES)
+    register("_eval_cli_tag", family="test")(eval_cli_tag)
 
     root = tmp_path_factory.mktemp("evalrun")
     base = make_tiny_model(root / "base")
@@ -273,7 +277,10 @@ def eval_run(tmp_path_factory):
         "training: {max_completion_length: 8, num_generations: 2, per_device_train_batch_size: 2}\n",
         encoding="utf-8",
     )
-    return {"config": config, "run_dir": run_dir, "lora": lora_ckpt, "full": full_ckpt}
+    yield {"config": config, "run_dir": run_dir, "lora": lora_ckpt, "full": full_ckpt}
+    for table, before in zip((registry._REGISTRY, registry._ALIASES), saved):
+        table.clear()
+        table.update(before)
 
 
 def cli(*args):

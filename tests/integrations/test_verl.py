@@ -8,10 +8,9 @@ import pytest
 import grpokit.rewards as rewards_pkg
 from grpokit.completions import extract_tag, texts
 from grpokit.integrations.verl import make_compute_score, resolve_rewards
-from grpokit.rewards import RewardConfigError, register
+from grpokit.rewards import RewardConfigError, register, registry
 
 
-@register("_verl_test_exact")
 def exact(completions, answer=None, **kwargs):
     """Test reward: 1 when the <answer> tag equals the gold answer; None without gold."""
     out = []
@@ -20,13 +19,11 @@ def exact(completions, answer=None, **kwargs):
     return out
 
 
-@register("_verl_test_has_tag")
 def has_tag(completions, **kwargs):
     """Test reward: 1 when an <answer> tag is present."""
     return [float(extract_tag(t, "answer") is not None) for t in texts(completions)]
 
 
-@register("_verl_test_scaled")
 def scaled(factor: float = 1.0):
     """Test factory: `factor` for every completion."""
     def scaled_reward(completions, **kwargs):
@@ -34,10 +31,23 @@ def scaled(factor: float = 1.0):
     return scaled_reward
 
 
-@register("_verl_test_uses_tests")
 def uses_tests(completions, tests=None, **kwargs):
     """Test reward: 1 when the `tests` column text occurs in the completion."""
     return [float(bool(t) and t in c) for c, t in zip(texts(completions), tests or [None] * len(completions))]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def registered():
+    # Registered for this module only: a reward library test that walks every
+    # registered name must not meet these test helpers.
+    registry.names()  # load the built-ins first, so the snapshot has them
+    saved = dict(registry._REGISTRY), dict(registry._ALIASES)
+    for name, func in [("_verl_test_exact", exact), ("_verl_test_has_tag", has_tag), ("_verl_test_scaled", scaled), ("_verl_test_uses_tests", uses_tests)]:
+        register(name)(func)
+    yield
+    for table, before in zip((registry._REGISTRY, registry._ALIASES), saved):
+        table.clear()
+        table.update(before)
 
 
 def verl_call(compute_score, solution, gold, extra_info=None):
