@@ -136,3 +136,32 @@ def test_serve_without_vllm_is_a_clear_error(config_file):
 def test_serve_bad_config_exits_2(tmp_path):
     out = grpokit("serve", str(tmp_path / "missing.yaml"), "--dry-run")
     assert out.returncode == 2 and "not found" in out.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("grpokit.profiles") is None, reason="grpokit.profiles (the training branch) is not merged yet")
+@pytest.mark.parametrize(
+    "training",
+    [
+        {"vllm_mode": "server"},  # the vllm profile's defaults on both sides
+        {"vllm_mode": "server", "vllm_server_host": "10.0.0.2", "vllm_server_port": 8011},  # the config names the address
+        {"vllm_mode": "server", "vllm_server_base_url": "http://10.1.1.1:9001"},  # a base URL, which TRL's client prefers
+    ],
+)
+def test_server_and_trainer_agree_on_the_address(training):
+    # `grpokit serve CONFIG` must listen where `grpokit train CONFIG` (TRL's client) will connect.
+    from urllib.parse import urlparse
+
+    from grpokit import profiles
+    from grpokit.config import from_dict
+
+    cfg = from_dict({"name": "x", "model": {"name": "Qwen/Qwen2.5-1.5B-Instruct"}, "profile": "vllm",
+                     "training": {"num_generations": 8, **training}}, validate=False)
+    client = profiles.grpo_kwargs(cfg, cuda=True, bnb=False, bf16_cpu=False)
+    assert client["use_vllm"] is True and client["vllm_mode"] == "server"
+    if client.get("vllm_server_base_url"):
+        url = urlparse(client["vllm_server_base_url"])
+        expected = (url.hostname, url.port)
+    else:
+        expected = (client["vllm_server_host"], client["vllm_server_port"])
+    server = settings_from_config(cfg, resolve_model=False)
+    assert (server.host, server.port) == expected
