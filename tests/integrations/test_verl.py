@@ -122,3 +122,23 @@ def test_preset_name_expands(monkeypatch):
 def test_bad_reward_specs_fail_at_construction(rewards, weights, needle):
     with pytest.raises(RewardConfigError, match=needle):
         make_compute_score(rewards, weights)
+
+
+def batch_size_seen(completions, **kwargs):
+    # A group reward: it needs the whole batch (like diversity within a group).
+    return [float(len(completions))] * len(completions)
+
+
+def test_batch_compute_score_called_like_verls_batch_manager():
+    from grpokit.integrations.verl import make_batch_compute_score
+
+    compute_score = make_batch_compute_score(["_verl_test_exact", batch_size_seen, "_verl_test_uses_tests"], [2.0, 0.1, 1.0])
+    scores = compute_score(
+        data_sources=["gsm8k", "gsm8k", "code"],
+        solution_strs=["<answer>7</answer>", "<answer>8</answer>", "assert f()"],
+        ground_truths=["7", "7", None],
+        extra_infos=[{"index": 0}, None, {"tests": "assert f()"}],  # rows may lack keys or the whole dict
+    )
+    assert scores == pytest.approx([2.0 + 0.3, 0.0 + 0.3, 0.3 + 1.0])
+    detailed = make_batch_compute_score([has_tag], details=True)(data_sources=["a"], solution_strs=["x"], ground_truths=["1"], extra_infos=[{}])
+    assert detailed == [{"score": 0.0, "has_tag": 0.0}]

@@ -1,6 +1,8 @@
 """validate_data (cheap, before any model loads) and load_data (the train/eval data sets)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from grpokit.data import files, synthetic
 from grpokit.data.config import DataConfig, Source, check_fields, parse_source
 from grpokit.errors import ConfigError
@@ -67,6 +69,21 @@ def _eval_rows(eval_size: float | int, total: int) -> int:
     return n
 
 
+@contextmanager
+def _quiet():
+    # Prompt building and file loading take well under a second for prompt data
+    # sets; their progress bars are noise in the training output.
+    import datasets
+
+    was_disabled = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            datasets.enable_progress_bars()
+
+
 def load_data(cfg: DataConfig):
     """(train, eval) datasets.Dataset with `prompt`, `answer` and the reward columns.
 
@@ -75,6 +92,13 @@ def load_data(cfg: DataConfig):
     never saw.
     """
     validate_data(cfg)
+    if parse_source(cfg.source).kind == "hf":
+        return _load(cfg)  # a hub download is slow enough that its progress bar helps
+    with _quiet():
+        return _load(cfg)
+
+
+def _load(cfg: DataConfig):
     src = parse_source(cfg.source)
     ds = _raw(cfg, src)
     _check_columns(cfg, ds.column_names, cfg.source)

@@ -16,6 +16,9 @@ extra metrics. Put this in a file and point verl at it:
 
     # verl: custom_reward_function.path=my_reward.py custom_reward_function.name=compute_score
 
+With verl's batch reward manager, use `make_batch_compute_score` instead: one
+call per batch, so rewards that compare completions see all of them.
+
 How verl's fields reach grpokit's reward keywords: `solution_str` is the
 completion (plain text), `ground_truth` is `answer`, and each key of
 `extra_info` (e.g. tests, schema, reference) is passed as the column of that
@@ -139,4 +142,46 @@ def make_compute_score(
         return {"score": total, **parts} if details else total
 
     compute_score.__doc__ = f"verl compute_score over grpokit rewards: {', '.join(f'{w:g} x {n}' for n, w in zip(labels, ws))}"
+    return compute_score
+
+
+def make_batch_compute_score(
+    rewards: RewardSpec | Iterable[RewardSpec],
+    weights: Iterable[float] | None = None,
+    *,
+    details: bool = False,
+) -> Callable[..., list]:
+    """verl's batched `compute_score` (reward_model.reward_manager=batch) from grpokit rewards.
+
+    verl calls it as compute_score(data_sources=..., solution_strs=...,
+    ground_truths=..., extra_infos=...) and takes one score per response. Each
+    reward sees the whole batch at once, so rewards that compare completions
+    (e.g. diversity within a group) work as they do under TRL.
+    """
+    funcs, ws = resolve_rewards(rewards, weights)
+    taken: set[str] = set()
+    labels = [_reward_name(f, taken) for f in funcs]
+
+    def compute_score(data_sources=None, solution_strs=(), ground_truths=None, extra_infos=None, **_: Any) -> list:
+        n = len(solution_strs)
+        infos = [info if isinstance(info, Mapping) else {} for info in (list(extra_infos) if extra_infos is not None else [None] * n)]
+        keys = {key for info in infos for key in info if isinstance(key, str) and key != "completions"}
+        # A key some rows lack arrives as None there, the way a missing column value does under TRL.
+        columns = {key: [info.get(key) for info in infos] for key in keys}
+        columns["answer"] = list(ground_truths) if ground_truths is not None else [None] * n
+        columns.setdefault("data_source", list(data_sources) if data_sources is not None else [None] * n)
+        completions = [s if isinstance(s, str) else str(s) for s in solution_strs]
+        totals = [0.0] * n
+        parts: dict[str, list[float]] = {}
+        for label, func, weight in zip(labels, funcs, ws):
+            values = func(completions, **columns)
+            parts[label] = [float("nan") if v is None else float(v) for v in values]
+            for i, v in enumerate(values):
+                if v is not None:
+                    totals[i] += weight * float(v)
+        if not details:
+            return totals
+        return [{"score": totals[i], **{label: parts[label][i] for label in labels}} for i in range(n)]
+
+    compute_score.__doc__ = f"verl batched compute_score over grpokit rewards: {', '.join(f'{w:g} x {n}' for n, w in zip(labels, ws))}"
     return compute_score
