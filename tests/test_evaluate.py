@@ -326,3 +326,22 @@ def test_eval_command_errors_exit_2(eval_run, args, needle):
     args = [a.format(run_dir=eval_run["run_dir"]) for a in args]
     out = cli("eval", eval_run["config"], *args)
     assert out.exit_code == 2 and needle in out.output, out.output
+
+
+@pytest.mark.parametrize(
+    "completion, expected",
+    [
+        ('{"name": "Ana Kim", "age": 31}', 1.0),  # the object itself
+        ('<answer>{"age": 31, "name": "Ana Kim"}</answer>', 1.0),  # key order does not matter; the tag is read first
+        ('```json\n{"name": "Ana Kim", "age": 31}\n```', 1.0),  # a fenced block
+        ('{"name": "Ana Kim", "age": "31"}', 0.0),  # a string is not the integer
+        ('{"name": "Ana Kim"}', 0.0),  # a missing key
+        ("no json here", 0.0),  # nothing to parse
+    ],
+)
+def test_json_object_accuracy(completion, expected):
+    # synthetic:json golds are JSON objects: "auto" accuracy compares parsed objects.
+    gold = '{"name": "Ana Kim", "age": 31}'
+    accuracy = default_accuracy([gold])
+    assert accuracy.__name__ == "json_object_match"
+    assert accuracy([completion], answer=[gold]) == [expected]

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from grpokit.completions import extract_tag, texts
+from grpokit.completions import extract_json, extract_tag, texts
 
 RewardFunc = Callable[..., list]
 
@@ -41,13 +41,16 @@ def _looks_numeric(value: Any) -> bool:
 def default_accuracy(answers: Sequence[Any]) -> RewardFunc | None:
     """The registry's accuracy reward that fits these gold answers, or None.
 
-    Numbers -> numeric_match; LaTeX -> math_equivalence; other text -> exact_match.
+    JSON objects -> json_object_match (here); numbers -> numeric_match;
+    LaTeX -> math_equivalence; other text -> exact_match.
     """
     from grpokit import rewards
 
     golds = [a for a in answers if a is not None]
     if not golds:
         return None
+    if all(_json_object(a) is not None for a in golds):
+        return json_object_match  # e.g. synthetic:json: no registered reward compares objects
     if all(_looks_numeric(a) for a in golds):
         wanted = ["numeric_match", "math_equivalence", "exact_match"]
     elif any(ch in str(a) for a in golds for ch in "\\$^"):
@@ -60,6 +63,32 @@ def default_accuracy(answers: Sequence[Any]) -> RewardFunc | None:
         except rewards.RewardConfigError:
             continue
     return _tag_exact_match
+
+
+def _json_object(value: Any) -> dict | None:
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def json_object_match(completions, answer=None, **kwargs):
+    """1.0 when the completion's JSON object (in <answer> if there is one) equals the gold object; None without gold."""
+    golds = answer or [None] * len(completions)
+    out: list[float | None] = []
+    for text, gold in zip(texts(completions), golds):
+        expected = _json_object(gold)
+        if expected is None:
+            out.append(None)
+            continue
+        found = extract_json(extract_tag(text, "answer") or text)
+        out.append(float(found == expected))
+    return out
 
 
 def _tag_exact_match(completions, answer=None, **kwargs):
