@@ -345,3 +345,12 @@ def test_json_object_accuracy(completion, expected):
     accuracy = default_accuracy([gold])
     assert accuracy.__name__ == "json_object_match"
     assert accuracy([completion], answer=[gold]) == [expected]
+
+
+def test_has_format_is_linear_on_hostile_text():
+    import time
+
+    text = "<reasoning>" * 100_000  # 1.1 MB of opening tags and no closing one
+    started = time.perf_counter()
+    assert has_format(text) is False
+    assert time.perf_counter() - started < 0.5

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -12,12 +11,20 @@ from grpokit.completions import extract_json, extract_tag, texts
 RewardFunc = Callable[..., list]
 
 # The default system prompt asks for this shape; the format rate counts it.
-_FORMAT = re.compile(r"<reasoning>.*?</reasoning>.*?<answer>.*?</answer>", re.DOTALL)
+_FORMAT_MARKERS = ("<reasoning>", "</reasoning>", "<answer>", "</answer>")
 
 
 def has_format(text: str) -> bool:
     """`<reasoning>...</reasoning>` followed by `<answer>...</answer>`, anywhere in the text."""
-    return _FORMAT.search(text[:200_000]) is not None
+    # Earliest match of each marker after the previous one: linear, where a lazy
+    # regex would rescan from every opening tag of a hostile completion.
+    pos = 0
+    for marker in _FORMAT_MARKERS:
+        found = text.find(marker, pos)
+        if found < 0:
+            return False
+        pos = found + len(marker)
+    return True
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
