@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [p for p in [ROOT / "SKILL.md", *sorted((ROOT / "skill").glob("*.md"))] if p.exists()]
-FENCE = re.compile(r"(?:<!--\s*no-test:\s*(?P<why>[^>]*?)\s*-->\s*\n)?```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)```", re.DOTALL)
+FENCE = re.compile(r"^(?:<!--\s*no-test:\s*(?P<why>[^>]*?)\s*-->\s*\n)?```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def blocks(page: Path) -> list[tuple[str, str, str | None]]:

@@ -27,7 +27,9 @@ def reward_catalogue() -> str:
         for name in by_family[fam]:
             alias = rewards.registry.aliases(name)
             title = f"### `{name}`" + (f" (aliases: {', '.join(f'`{a}`' for a in alias)})" if alias else "")
-            lines += [title, "", rewards.describe(name).strip() or "(no description)", ""]
+            # Docstrings mention fences inline; escaped, they cannot open a code block here.
+            doc = rewards.describe(name).strip().replace("```", "\\`\\`\\`")
+            lines += [title, "", doc or "(no description)", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
