@@ -12,6 +12,7 @@ import dataclasses
 import difflib
 import math
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -165,7 +166,7 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError as exc:
         raise ConfigError(f"--set {text!r}: the value is not valid YAML ({exc})") from exc
-    return path, value
+    return path, _numbers(value)
 
 
 def apply_overrides(raw: dict, overrides: list[str]) -> dict:
@@ -200,6 +201,20 @@ def _index(part: str, node: list, path: list[str]) -> int:
 # --------------------------------------------------------------------------- loading
 
 
+_SCI = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
+
+
+def _numbers(value: Any) -> Any:
+    """YAML 1.1 reads `1e-5` (no dot) as a string; every learning rate deserves a float."""
+    if isinstance(value, str) and _SCI.match(value.strip()):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    return value
+
+
 def read_yaml(path: str | os.PathLike) -> dict:
     p = Path(path)
     if not p.is_file():
@@ -214,7 +229,7 @@ def read_yaml(path: str | os.PathLike) -> dict:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{p} must hold a mapping at the top level (name:, model:, data: ...), got {type(raw).__name__}")
-    return raw
+    return _numbers(raw)
 
 
 def from_dict(raw: dict, *, validate: bool = True, check_data: bool = True) -> RunConfig:

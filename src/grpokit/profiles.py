@@ -123,6 +123,10 @@ def profile_defaults(cfg: RunConfig, user: dict, *, cuda: bool | None = None, bn
             # Unsloth applies its own offloaded checkpointing inside get_peft_model.
             gradient_checkpointing=False,
         )
+    elif not cuda:
+        # TRL's defaults ask for bf16 on a GPU; without one, transformers refuses to start
+        # unless told to use the CPU (bf16 then means CPU autocast).
+        out["use_cpu"] = True
     return out
 
 
@@ -188,15 +192,27 @@ def checkpoint_root(cfg: RunConfig, stage: StageConfig | None = None):
 
 
 def build_grpo_config(cfg: RunConfig, stage: StageConfig | None = None, *, output_dir: str | None = None,
-                      **hardware):
-    """The TRL GRPOConfig for a run (or one of its stages); builds on any machine."""
+                      check_hardware: bool = True, **hardware):
+    """The TRL GRPOConfig for a run (or one of its stages).
+
+    With check_hardware=False it builds on any machine: where transformers refuses a GPU
+    setting here (bf16/fp16 without a GPU), the config is built without it and the field
+    set back afterwards, so --dry-run and tests show exactly what a GPU run would get.
+    """
     from trl import GRPOConfig
 
     kwargs = grpo_kwargs(cfg, stage, output_dir=output_dir, **hardware)
     try:
         return GRPOConfig(**kwargs)
     except (TypeError, ValueError) as exc:
+        if check_hardware or not (kwargs.get("bf16") or kwargs.get("fp16")):
+            raise ConfigError(f"TRL rejected the training settings: {exc}") from exc
+    try:
+        args = GRPOConfig(**{**kwargs, "bf16": False, "fp16": False})
+    except (TypeError, ValueError) as exc:
         raise ConfigError(f"TRL rejected the training settings: {exc}") from exc
+    args.bf16, args.fp16 = bool(kwargs.get("bf16")), bool(kwargs.get("fp16"))
+    return args
 
 
 def describe(args) -> dict:

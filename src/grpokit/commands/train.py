@@ -51,7 +51,7 @@ def _dry_run(cfg, console) -> None:
     console.print("# resolved config", highlight=False)
     console.print(dump_yaml(cfg), highlight=False, markup=False)
     for stage in cfg.stages or [None]:
-        args = profiles.build_grpo_config(cfg, stage)
+        args = profiles.build_grpo_config(cfg, stage, check_hardware=False)
         title = f"GRPOConfig for stage {stage.name}" if stage is not None else "GRPOConfig"
         console.print(f"# {title} (model dtype {profiles.model_dtype(cfg)}, backend {profiles.backend(cfg)})",
                       highlight=False)
