@@ -27,7 +27,7 @@ def train_command(
 
     from grpokit.errors import ConfigError, RunError
 
-    console = Console(stderr=False)
+    console = Console(soft_wrap=True)
     try:
         from grpokit.config import dump_yaml, load_config
 
@@ -71,7 +71,7 @@ def demo_command(
 
     from grpokit.errors import ConfigError, RunError
 
-    console = Console()
+    console = Console(soft_wrap=True)
     try:
         from grpokit.demo import run_demo
 
