@@ -1,0 +1,90 @@
+"""Rows of a data set -> TRL's columns: `prompt`, `answer` and the reward columns."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from grpokit.errors import ConfigError
+
+# GSM8K worked solutions end with "#### 72"; thousands separators appear in a
+# few (e.g. "#### 67,500"), and a gold answer must compare as a number.
+_THOUSANDS = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
+
+
+def reduce_answer(value: Any) -> str | None:
+    """A gold answer as text: GSM8K's `... #### 72` becomes `72`; missing stays None."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # CSV readers turn 72 into 72.0
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    text = str(value)
+    if "####" in text:
+        text = text.rsplit("####", 1)[1].strip()
+        if _THOUSANDS.match(text):
+            text = text.replace(",", "")
+    return text
+
+
+def build_prompt(question: Any, system_prompt: str | None, conversational: bool, row: int) -> str | list[dict]:
+    """The prompt TRL sees: chat messages [system?, user], or one string."""
+    if isinstance(question, list):
+        # Already chat messages: keep them; add the system prompt unless one is there.
+        if not all(isinstance(m, dict) and "role" in m and "content" in m for m in question):
+            raise ConfigError(f"row {row}: the prompt column holds a list that is not chat messages ({{role, content}} dicts)")
+        if not conversational:
+            raise ConfigError(f"row {row}: the prompt column holds chat messages; set data.conversational: true")
+        messages = [{"role": m["role"], "content": m["content"]} for m in question]
+        if system_prompt and not any(m["role"] == "system" for m in messages):
+            messages.insert(0, {"role": "system", "content": system_prompt})
+        return messages
+    if question is None or (isinstance(question, str) and not question.strip()):
+        raise ConfigError(f"row {row}: the prompt column is empty; drop that row or fix data.prompt_column")
+    text = str(question)
+    if conversational:
+        return ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [{"role": "user", "content": text}]
+    return f"{system_prompt}\n\n{text}" if system_prompt else text
+
+
+def to_training_rows(ds, cfg, passthrough: tuple[str, ...] = ()):
+    """Map a raw data set onto `prompt`, `answer` and the configured reward columns."""
+    extra = {col: col for col in passthrough if col not in cfg.columns}
+    extra.update(cfg.columns)
+
+    def convert(batch: dict, indices: list[int]) -> dict:
+        out: dict[str, list] = {
+            "prompt": [build_prompt(q, cfg.system_prompt, cfg.conversational, i) for q, i in zip(batch[cfg.prompt_column], indices)]
+        }
+        if cfg.answer_column:
+            out["answer"] = [reduce_answer(a) for a in batch[cfg.answer_column]]
+        for source, target in extra.items():
+            out[target] = batch[source]
+        return out
+
+    return ds.map(
+        convert,
+        batched=True,
+        with_indices=True,
+        remove_columns=ds.column_names,
+        features=_features(ds, cfg, extra),
+        desc="Building prompts",
+    )
+
+
+def _features(ds, cfg, extra: dict[str, str]):
+    # Declared, not inferred: an integer `answer` column would otherwise keep its
+    # int type, and an all-empty batch would infer `null` columns.
+    from datasets import Features, List, Value
+
+    message = {"role": Value("string"), "content": Value("string")}
+    features = {"prompt": List(message) if cfg.conversational else Value("string")}
+    if cfg.answer_column:
+        features["answer"] = Value("string")
+    for source, target in extra.items():
+        features[target] = ds.features[source]
+    return Features(features)

@@ -1,0 +1,1 @@
+"""Bridges from grpokit's rewards to other training engines (verl, ...)."""
