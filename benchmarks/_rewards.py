@@ -29,8 +29,12 @@ def _number(text):
     return float(m[-1]) if m else None
 
 
+STAND_INS: dict[str, bool] = {}
+
+
 def ensure() -> None:
     have = set(names())
+    STAND_INS.update({n: n not in have for n in ("incremental_format", "numeric_match")})
     if "incremental_format" not in have:
         @register("incremental_format", family="format")
         def incremental_format(**params):

@@ -88,7 +88,7 @@ def test_resolved_yaml_round_trips(tmp_path):
         (["model.lora=null"], lambda c: c.model.lora is None),  # null disables LoRA
         (["rewards.0.weight=2.5"], lambda c: c.rewards[0].weight == 2.5),  # list items by index
         (["name=other"], lambda c: str(c.run_dir) == "runs/other"),  # output dir follows the name
-        (["data.columns={tests: tests}"], lambda c: c.data.columns == {"tests": "tests"}),  # flow mappings
+        (["data.columns={expression: expr}"], lambda c: c.data.columns == {"expression": "expr"}),  # flow mappings
     ],
 )
 def test_overrides(tmp_path, overrides, check):

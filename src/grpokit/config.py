@@ -243,7 +243,21 @@ def load_config(path: str | os.PathLike, overrides: list[str] | None = None, *, 
                 check_data: bool = True) -> RunConfig:
     """Read, override, build and validate a run config. Raises ConfigError."""
     raw = apply_overrides(read_yaml(path), list(overrides or []))
+    _resolve_relative_data(raw, Path(path).resolve().parent)
     return from_dict(raw, validate=validate, check_data=check_data)
+
+
+def _resolve_relative_data(raw: dict, config_dir: Path) -> None:
+    """A relative data file that is not under the working directory is looked up beside the config."""
+    data = raw.get("data")
+    source = data.get("source") if isinstance(data, dict) else None
+    if not isinstance(source, str) or ":" in source.split("/")[0] or Path(source).is_absolute():
+        return  # synthetic:..., hf:..., file:... and absolute paths are left alone
+    if not Path(source).exists():
+        for base in (config_dir, config_dir.parent):
+            if (base / source).exists():
+                data["source"] = str(base / source)
+                return
 
 
 def to_dict(cfg: RunConfig) -> dict:
