@@ -1,7 +1,15 @@
 """`grpokit demo`: the bundled model learns the reasoning/answer format on a CPU, start to finish.
 
 The recipe is embedded (it equals configs/cpu-demo.yaml, which a test checks) so the
-demo runs from an installed package. Before/after numbers come from two places:
+demo runs from an installed package.
+
+A 135M model almost never writes a `<reasoning>` tag on its own (0 of 16 samples with
+the default instruction, measured), and a reward that is 0 for every sample gives GRPO
+nothing to learn from. The demo therefore shows the model a worked example in the system
+prompt and starts each answer with `<reasoning>\n` (a prefill: the chat template is
+rendered with the assistant turn opened, and the text after it is the completion). The
+model still has to learn to close the reasoning and write the `<answer>` block, which is
+what the format reward measures (its maximum is 0.75 here: the opening tag is given). Before/after numbers come from two places:
 the training rewards of the first and last five steps (metrics.jsonl), and a sampled
 evaluation of the base model and the trained adapter on held-out prompts (eval.json).
 """
@@ -14,6 +22,14 @@ from pathlib import Path
 import yaml
 
 from grpokit.config import RunConfig, _numbers, from_dict
+
+PREFILL = "<reasoning>\n"
+SYSTEM_PROMPT = (
+    "Think step by step, then answer. Always reply in exactly this format:\n"
+    "<reasoning>\nyour step-by-step thinking\n</reasoning>\n<answer>\nthe final number\n</answer>\n\n"
+    "Example:\nQuestion: Tom has 3 apples and buys 4 more. How many apples does Tom have?\n"
+    "<reasoning>\n3 + 4 = 7\n</reasoning>\n<answer>\n7\n</answer>"
+)
 
 DEMO_YAML = """
 name: cpu-demo
@@ -40,8 +56,18 @@ training:
 
 def demo_config(**changes) -> RunConfig:
     raw = _numbers(yaml.safe_load(DEMO_YAML))
+    raw["data"]["system_prompt"] = SYSTEM_PROMPT
     raw.update(changes)
     return from_dict(raw)
+
+
+def prefill(dataset, tokenizer, text: str = PREFILL):
+    """Render each chat prompt as text with the assistant turn opened and `text` written."""
+    def render(row):
+        messages = list(row["prompt"]) + [{"role": "assistant", "content": text}]
+        return {"prompt": tokenizer.apply_chat_template(messages, tokenize=False, continue_final_message=True)}
+
+    return None if dataset is None else dataset.map(render)
 
 
 def window_means(metrics: list[dict], keys: list[str], n: int = 5) -> dict:
@@ -74,21 +100,43 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
     say = console.print if console is not None else print
     say(f"grpokit demo: training {cfg.model.name} on {cfg.data.source} for {cfg.training['max_steps']} steps "
         f"(profile {cfg.profile}); run directory {cfg.run_dir}")
+    from grpokit.data import load_data
+    from grpokit.models import load_tokenizer, resolve_source
+
+    tokenizer = load_tokenizer(*resolve_source(cfg.model.name))
+    train_set, eval_set = (prefill(d, tokenizer) for d in load_data(cfg.data))
     started = time.time()
-    run_dir = train(cfg, console=console)
+    run_dir = train(cfg, console=console, datasets=(train_set, eval_set))
     train_s = time.time() - started
     metrics = read_metrics(run_dir)
     keys = ["reward", *[f"rewards/{r.name}/mean" for r in cfg.rewards], "completions/mean_length"]
     summary = {"run_dir": str(run_dir), "train_seconds": train_s, "steps": len(metrics),
                "training_window": window_means(metrics, keys)}
     if evaluate:
-        from grpokit.evaluate import evaluate_checkpoint
-
-        summary["eval"] = evaluate_checkpoint(cfg, run_dir / "checkpoints" / "final", k=1, max_prompts=eval_prompts,
-                                              output=run_dir / "eval.json")
+        summary["eval"] = _before_after(cfg, run_dir, eval_set, eval_prompts)
     (run_dir / "demo_summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     _print_summary(say, summary)
     return summary
+
+
+def _before_after(cfg, run_dir: Path, held_out, n: int) -> dict:
+    """Sampled rewards of the base model and the trained adapter on the same held-out prompts."""
+    from grpokit.evaluate import compare, evaluate, write_eval
+    from grpokit.models import load_model
+    from grpokit.profiles import model_dtype
+    from grpokit.train import build_rewards
+
+    funcs, weights = build_rewards(cfg.rewards)
+    settings = dict(k=1, max_new_tokens=int(cfg.training["max_completion_length"]),
+                    temperature=float(cfg.training.get("temperature", 1.0)), max_prompts=n, seed=cfg.data.seed)
+    results = {}
+    for label, adapter in (("before", None), ("after", str(run_dir / "checkpoints" / "final"))):
+        model, tok = load_model(cfg.model, dtype=model_dtype(cfg), adapter=adapter, trainable=False)
+        model.eval()
+        results[label] = evaluate(model, tok, held_out, funcs, weights, **settings)
+        del model
+    write_eval(run_dir / "eval.json", results["before"], results["after"], {"name": cfg.name, "prefill": PREFILL})
+    return {**results, "delta": compare(results["before"], results["after"])}
 
 
 def _print_summary(say, summary: dict) -> None:
