@@ -110,3 +110,21 @@ def test_bundled_model_converts_once_and_reloads_fast():
     elapsed = time.perf_counter() - start
     assert model.config.num_hidden_layers == 30 and tok.chat_template
     assert elapsed < 10, f"reloading the cached bundled model took {elapsed:.1f}s"  # ~0.6 s idle; slack for shared CI
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "<reasoning>\n",  # the demo's prefill: a newline must survive the Jinja literal
+        "it's \\ done",  # quotes and backslashes are escaped, not template syntax
+    ],
+)
+def test_response_prefix_opens_the_answer(tiny, prefix):
+    tok = models.load_tokenizer(str(tiny))
+    before = tok.apply_chat_template([{"role": "user", "content": "q"}], tokenize=False, add_generation_prompt=True)
+    models.add_response_prefix(tok, prefix)
+    after = tok.apply_chat_template([{"role": "user", "content": "q"}], tokenize=False, add_generation_prompt=True)
+    assert after == before + prefix
+    # Rendering a finished conversation (no generation prompt) is unchanged.
+    plain = tok.apply_chat_template([{"role": "user", "content": "q"}], tokenize=False)
+    assert not plain.endswith(prefix)

@@ -89,9 +89,9 @@ DRIVER = textwrap.dedent(
         time.sleep(float(os.environ.get("SLOW", "0")))  # keeps the run alive long enough to be killed
         return [min(len(str(c)), 24) / 24 for c in completions]
 
-    @register("tiny_boom")
-    def tiny_boom(completions, **kwargs):
-        raise RuntimeError("reward exploded")
+    @register("tiny_badlen")
+    def tiny_badlen(completions, **kwargs):
+        return []  # one score per completion is the contract; TRL cannot use this
 
     from grpokit.cli import main
     sys.argv = ["grpokit", *sys.argv[1:]]
@@ -187,8 +187,8 @@ def test_multi_stage_starts_from_previous_stage_weights(tiny, tmp_path):
 @pytest.mark.parametrize(
     "reward, extra, code, message",
     [
-        # A reward that crashes fails the run loudly: exit 1 with the cause.
-        ("tiny_boom", [], 1, "reward exploded"),
+        # A run that breaks fails loudly: exit 1 with the cause (here a reward breaking its contract).
+        ("tiny_badlen", [], 1, "run failed"),
         # --resume with nothing to resume is a usage error: exit 2.
         ("tiny_slow_len", ["--resume"], 2, "no run to resume"),
     ],

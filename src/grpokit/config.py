@@ -381,6 +381,20 @@ def _unknown_value(where: str, value: Any, valid: tuple) -> ConfigError:
     return ConfigError(f"{where} is {value!r}: {hint}choose one of {', '.join(map(str, valid))}")
 
 
+def _check_health(health: dict) -> None:
+    """`health:` belongs to grpokit.health (thresholds); checked there when that module is present."""
+    try:
+        from grpokit.health import HealthConfig  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    try:
+        HealthConfig.from_dict(health)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"health: {exc}") from exc
+
+
 def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
     """Everything that can be checked without loading a model; raises ConfigError."""
     if not cfg.name or "/" in cfg.name or cfg.name in (".", ".."):
@@ -409,6 +423,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
     for stage in cfg.stages or [None]:
         where = "training" if stage is None else f"stages[{stage.name}] training"
         check_batch(effective_training(cfg, stage), where)
+    _check_health(cfg.health)
     if check_data:
         from grpokit.data import validate_data
 

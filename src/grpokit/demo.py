@@ -6,8 +6,8 @@ demo runs from an installed package.
 A 135M model almost never writes a `<reasoning>` tag on its own (0 of 16 samples with
 the default instruction, measured), and a reward that is 0 for every sample gives GRPO
 nothing to learn from. The demo therefore shows the model a worked example in the system
-prompt and starts each answer with `<reasoning>\n` (a prefill: the chat template is
-rendered with the assistant turn opened, and the text after it is the completion). The
+prompt and starts each answer with `<reasoning>\n` (a prefill: the chat template's
+generation prompt is extended with it, so the completion continues from there). The
 model still has to learn to close the reasoning and write the `<answer>` block, which is
 what the format reward measures (its maximum is 0.75 here: the opening tag is given). Before/after numbers come from two places:
 the training rewards of the first and last five steps (metrics.jsonl), and a sampled
@@ -61,13 +61,7 @@ def demo_config(**changes) -> RunConfig:
     return from_dict(raw)
 
 
-def prefill(dataset, tokenizer, text: str = PREFILL):
-    """Render each chat prompt as text with the assistant turn opened and `text` written."""
-    def render(row):
-        messages = list(row["prompt"]) + [{"role": "assistant", "content": text}]
-        return {"prompt": tokenizer.apply_chat_template(messages, tokenize=False, continue_final_message=True)}
 
-    return None if dataset is None else dataset.map(render)
 
 
 def window_means(metrics: list[dict], keys: list[str], n: int = 5) -> dict:
@@ -101,12 +95,10 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
     say(f"grpokit demo: training {cfg.model.name} on {cfg.data.source} for {cfg.training['max_steps']} steps "
         f"(profile {cfg.profile}); run directory {cfg.run_dir}")
     from grpokit.data import load_data
-    from grpokit.models import load_tokenizer, resolve_source
 
-    tokenizer = load_tokenizer(*resolve_source(cfg.model.name))
-    train_set, eval_set = (prefill(d, tokenizer) for d in load_data(cfg.data))
+    train_set, eval_set = load_data(cfg.data)
     started = time.time()
-    run_dir = train(cfg, console=console, datasets=(train_set, eval_set))
+    run_dir = train(cfg, console=console, datasets=(train_set, eval_set), response_prefix=PREFILL)
     train_s = time.time() - started
     metrics = read_metrics(run_dir)
     keys = ["reward", *[f"rewards/{r.name}/mean" for r in cfg.rewards], "completions/mean_length"]
@@ -122,7 +114,7 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
 def _before_after(cfg, run_dir: Path, held_out, n: int) -> dict:
     """Sampled rewards of the base model and the trained adapter on the same held-out prompts."""
     from grpokit.evaluate import compare, evaluate, write_eval
-    from grpokit.models import load_model
+    from grpokit.models import add_response_prefix, load_model
     from grpokit.profiles import model_dtype
     from grpokit.train import build_rewards
 
@@ -133,6 +125,7 @@ def _before_after(cfg, run_dir: Path, held_out, n: int) -> dict:
     for label, adapter in (("before", None), ("after", str(run_dir / "checkpoints" / "final"))):
         model, tok = load_model(cfg.model, dtype=model_dtype(cfg), adapter=adapter, trainable=False)
         model.eval()
+        add_response_prefix(tok, PREFILL)
         results[label] = evaluate(model, tok, held_out, funcs, weights, **settings)
         del model
     write_eval(run_dir / "eval.json", results["before"], results["after"], {"name": cfg.name, "prefill": PREFILL})

@@ -192,3 +192,18 @@ def _load_unsloth(mcfg, adapter: str | None):
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
     return model, tokenizer
+
+
+def add_response_prefix(tokenizer, prefix: str) -> None:
+    """Open every generated answer with `prefix` (a prefill), through the chat template.
+
+    The text is emitted right after the template's generation prompt, so it is part of
+    the prompt and the model's completion continues it. Works for templates that end with
+    their generation prompt (the usual layout).
+    """
+    if not prefix:
+        return
+    if not tokenizer.chat_template:
+        raise ConfigError("a response prefix needs a chat template; this tokenizer has none")
+    literal = prefix.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+    tokenizer.chat_template = tokenizer.chat_template + "{% if add_generation_prompt %}{{ '" + literal + "' }}{% endif %}"

@@ -45,17 +45,9 @@ def health_callbacks(cfg: RunConfig, run_dir: Path) -> list:
         from grpokit.health import HealthCallback  # type: ignore[attr-defined]
     except ImportError:
         return []
-    for build in (
-        lambda: HealthCallback.from_config(cfg.health, run_dir),
-        lambda: HealthCallback(run_dir=run_dir, thresholds=cfg.health),
-        lambda: HealthCallback(run_dir, **cfg.health),
-    ):
-        try:
-            return [build()]
-        except (AttributeError, TypeError):
-            continue
-    print("grpokit: grpokit.health.HealthCallback could not be built from `health:`; running without it")
-    return []
+    if hasattr(HealthCallback, "from_config"):
+        return [HealthCallback.from_config(cfg.health, run_dir)]  # ConfigError on a bad `health:` key
+    return [HealthCallback(cfg.health, run_dir=run_dir)]
 
 
 def _stages(cfg: RunConfig) -> list[StageConfig | None]:
@@ -112,11 +104,12 @@ def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
 
 
 def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), console=None,
-          completions_per_step: int = 4, datasets=None) -> Path:
+          completions_per_step: int = 4, datasets=None, response_prefix: str | None = None) -> Path:
     """Train every stage of `cfg`; returns the run directory.
 
     `callbacks`: extra TrainerCallbacks (added to every stage). `datasets`: an optional
-    (train, eval) pair that replaces loading `cfg.data` (tests, notebooks).
+    (train, eval) pair that replaces loading `cfg.data` (tests, notebooks). `response_prefix`:
+    text every answer starts with (a prefill through the chat template; see models.add_response_prefix).
     """
     profiles.check_runtime(cfg)
     run_dir = prepare_run_dir(cfg, resume)
@@ -132,12 +125,14 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
             previous = final  # finished before the crash / previous invocation
             continue
         _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, resume=resume,
-                   callbacks=list(callbacks), console=console, per_batch=completions_per_step)
+                   callbacks=list(callbacks), console=console, per_batch=completions_per_step,
+                   response_prefix=response_prefix)
         previous = final
     return run_dir
 
 
-def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch):
+def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch,
+               response_prefix=None):
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import GRPOTrainer
 
@@ -157,7 +152,17 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
     elif resume and _is_main():
         trim_metrics(run_dir / "metrics.jsonl", stage_name, 0)
 
+    health = health_callbacks(cfg, run_dir)
+    for cb in health:
+        tracker = getattr(cb, "tracker", None)
+        if tracker is not None and hasattr(tracker, "wrap"):
+            funcs = list(tracker.wrap(funcs))  # None/error shares per reward, for the health rules
+
     model, tokenizer = _load_for_stage(cfg, previous)
+    if response_prefix:
+        from grpokit.models import add_response_prefix
+
+        add_response_prefix(tokenizer, response_prefix)
     if args.gradient_checkpointing and hasattr(model, "enable_input_require_grads") and cfg.model.lora is not None:
         # LoRA freezes the embeddings, so checkpointed blocks would see inputs without grad.
         model.enable_input_require_grads()
@@ -172,7 +177,7 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
         callbacks=[
             ckpts.CompleteMarkerCallback(),
             MetricsCallback(run_dir / "metrics.jsonl", stage_name, console, recorder.names),
-            *health_callbacks(cfg, run_dir),
+            *health,
             *callbacks,
         ],
     )
