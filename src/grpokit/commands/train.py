@@ -1,6 +1,85 @@
-"""Placeholder: the train command group."""
+"""`grpokit train CONFIG [--set k=v ...] [--resume] [--dry-run]` and `grpokit demo`."""
+from __future__ import annotations
+
+import json
+from typing import List, Optional
+
 import typer
 
 
+def _fail(console, exc: Exception) -> None:
+    from grpokit.errors import ConfigError
+
+    code = 2 if isinstance(exc, ConfigError) else 1
+    label = "config error" if code == 2 else "run failed"
+    console.print(f"[bold red]{label}:[/bold red] {exc}", highlight=False)
+    raise typer.Exit(code)
+
+
+def train_command(
+    config: str = typer.Argument(..., help="YAML run config (see configs/)"),
+    set_: Optional[List[str]] = typer.Option(None, "--set", help="override a key: --set training.max_steps=10"),
+    resume: bool = typer.Option(False, "--resume", help="continue from the last complete checkpoint"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="validate, print the resolved config and GRPOConfig, stop"),
+) -> None:
+    """Train from one YAML file: validate, then run every stage with checkpoints and logs."""
+    from rich.console import Console
+
+    from grpokit.errors import ConfigError, RunError
+
+    console = Console(soft_wrap=True)
+    try:
+        from grpokit.config import dump_yaml, load_config
+
+        cfg = load_config(config, set_ or [])
+        if dry_run:
+            _dry_run(cfg, console)
+            return
+        from grpokit.train import train
+
+        console.print(f"run directory: {cfg.run_dir}")
+        run_dir = train(cfg, resume=resume, console=console)
+        console.print(f"[bold green]done[/bold green]: {run_dir}")
+    except (ConfigError, RunError) as exc:
+        _fail(console, exc)
+
+
+def _dry_run(cfg, console) -> None:
+    from grpokit import profiles
+    from grpokit.config import dump_yaml
+
+    console.print("# resolved config", highlight=False)
+    console.print(dump_yaml(cfg), highlight=False, markup=False)
+    for stage in cfg.stages or [None]:
+        args = profiles.build_grpo_config(cfg, stage, check_hardware=False)
+        title = f"GRPOConfig for stage {stage.name}" if stage is not None else "GRPOConfig"
+        console.print(f"# {title} (model dtype {profiles.model_dtype(cfg)}, backend {profiles.backend(cfg)})",
+                      highlight=False)
+        kwargs = profiles.grpo_kwargs(cfg, stage)
+        console.print(json.dumps({k: kwargs[k] for k in sorted(kwargs)}, indent=2, default=str),
+                      highlight=False, markup=False)
+        console.print(f"# effective generation batch {args.generation_batch_size}, "
+                      f"num_generations {args.num_generations}", highlight=False)
+
+
+def demo_command(
+    steps: Optional[int] = typer.Option(None, "--steps", help="training steps (default: the demo recipe's)"),
+    output_dir: Optional[str] = typer.Option(None, "--output-dir", help="where to write the run"),
+) -> None:
+    """Train the bundled model on synthetic arithmetic on this CPU (~10 min), print before/after."""
+    from rich.console import Console
+
+    from grpokit.errors import ConfigError, RunError
+
+    console = Console(soft_wrap=True)
+    try:
+        from grpokit.demo import run_demo
+
+        run_demo(steps=steps, output_dir=output_dir, console=console)
+    except (ConfigError, RunError) as exc:
+        _fail(console, exc)
+
+
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("train")(train_command)
+    app.command("demo")(demo_command)

@@ -1,0 +1,193 @@
+"""Build TRL's GRPOTrainer from a RunConfig and run its stages, one after another.
+
+Run directory (runs/<name>/): config.yaml (resolved), metrics.jsonl, completions.jsonl,
+checkpoints/checkpoint-N/ (or checkpoints/<stage>/checkpoint-N/ for multi-stage runs),
+and checkpoints[/<stage>]/final/ holding the weights (or LoRA adapter) a stage ends
+with; the next stage starts from it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from grpokit import checkpoints as ckpts
+from grpokit import profiles
+from grpokit.config import RunConfig, RewardSpec, StageConfig, dump_yaml
+from grpokit.errors import ConfigError, RunError
+from grpokit.train_callbacks import MetricsCallback, RewardRecorder, _is_main, trim_metrics
+
+FINAL = "final"
+DONE = "grpokit_stage_done.json"
+
+
+def build_rewards(specs: list[RewardSpec], recorder: RewardRecorder | None = None):
+    """(reward functions, weights); each wrapped to record scores when a recorder is given."""
+    from grpokit import rewards as reward_lib
+
+    funcs, weights = [], []
+    for spec in specs:
+        try:
+            func = reward_lib.get(spec.name, **spec.params)
+        except ValueError as exc:
+            raise ConfigError(f"reward {spec.name!r}: {exc}") from exc
+        funcs.append(recorder.wrap(func, spec.weight) if recorder else func)
+        weights.append(float(spec.weight))
+    return funcs, weights
+
+
+def health_callbacks(cfg: RunConfig, run_dir: Path) -> list:
+    """The live health callback (grpokit.health, if installed in this build)."""
+    try:
+        from grpokit.health import HealthCallback  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    if hasattr(HealthCallback, "from_config"):
+        return [HealthCallback.from_config(cfg.health, run_dir)]  # ConfigError on a bad `health:` key
+    return [HealthCallback(cfg.health, run_dir=run_dir)]
+
+
+def _stages(cfg: RunConfig) -> list[StageConfig | None]:
+    return list(cfg.stages) or [None]
+
+
+def stage_final(cfg: RunConfig, stage: StageConfig | None) -> Path:
+    return profiles.checkpoint_root(cfg, stage) / FINAL
+
+
+def _save_final(trainer, target: Path, step: int) -> None:
+    # Save beside the target, then rename: a crash leaves either no final/ or a whole one.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".final-", dir=target.parent))
+    try:
+        trainer.save_model(str(tmp))
+        ckpts.atomic_write_text(tmp / DONE, json.dumps({"step": step}))
+        if target.exists():
+            shutil.rmtree(target)
+        os.rename(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _load_for_stage(cfg: RunConfig, previous: Path | None):
+    from grpokit.models import load_model
+
+    dtype = profiles.model_dtype(cfg)
+    backend = profiles.backend(cfg)
+    if previous is None:
+        return load_model(cfg.model, dtype=dtype, backend=backend)
+    if cfg.model.lora is not None:
+        return load_model(cfg.model, dtype=dtype, backend=backend, adapter=str(previous))
+    # Full fine-tune: the previous stage's final folder is a whole model.
+    import dataclasses
+
+    return load_model(dataclasses.replace(cfg.model, name=str(previous)), dtype=dtype, backend=backend)
+
+
+def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
+    run_dir = cfg.run_dir
+    started = (run_dir / "metrics.jsonl").exists() or (run_dir / "checkpoints").exists()
+    if resume and not started:
+        raise ConfigError(f"--resume: {run_dir} holds no run to resume; drop --resume to start one")
+    if started and not resume:
+        raise ConfigError(
+            f"{run_dir} already holds a run; pass --resume to continue it, or set another name "
+            f"(--set name=...) or output_dir"
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if _is_main():
+        ckpts.atomic_write_text(run_dir / "config.yaml", dump_yaml(cfg))
+    return run_dir
+
+
+def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), console=None,
+          completions_per_step: int = 4, datasets=None, response_prefix: str | None = None) -> Path:
+    """Train every stage of `cfg`; returns the run directory.
+
+    `callbacks`: extra TrainerCallbacks (added to every stage). `datasets`: an optional
+    (train, eval) pair that replaces loading `cfg.data` (tests, notebooks). `response_prefix`:
+    text every answer starts with (a prefill through the chat template; see models.add_response_prefix).
+    """
+    profiles.check_runtime(cfg)
+    run_dir = prepare_run_dir(cfg, resume)
+    if datasets is None:
+        from grpokit.data import load_data
+
+        datasets = load_data(cfg.data)
+    train_set, eval_set = datasets
+    previous: Path | None = None
+    for stage in _stages(cfg):
+        final = stage_final(cfg, stage)
+        if (final / DONE).is_file():
+            previous = final  # finished before the crash / previous invocation
+            continue
+        _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, resume=resume,
+                   callbacks=list(callbacks), console=console, per_batch=completions_per_step,
+                   response_prefix=response_prefix)
+        previous = final
+    return run_dir
+
+
+def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch,
+               response_prefix=None):
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import GRPOTrainer
+
+    stage_name = stage.name if stage is not None and cfg.stages else None
+    args = profiles.build_grpo_config(cfg, stage)
+    recorder = RewardRecorder(run_dir / "completions.jsonl", stage_name, per_batch=per_batch)
+    specs = stage.rewards if stage is not None and stage.rewards is not None else cfg.rewards
+    funcs, weights = build_rewards(specs, recorder)
+    args.reward_weights = weights
+
+    root = Path(args.output_dir)
+    checkpoint = ckpts.latest_complete(root, remove_broken=_is_main()) if resume else None
+    if checkpoint is not None and _is_main():
+        trim_metrics(run_dir / "metrics.jsonl", stage_name, ckpts.step_of(checkpoint))
+        if console is not None:
+            console.print(f"resuming {stage_name or 'run'} from {checkpoint}")
+    elif resume and _is_main():
+        trim_metrics(run_dir / "metrics.jsonl", stage_name, 0)
+
+    health = health_callbacks(cfg, run_dir)
+    for cb in health:
+        tracker = getattr(cb, "tracker", None)
+        if tracker is not None and hasattr(tracker, "wrap"):
+            funcs = list(tracker.wrap(funcs))  # None/error shares per reward, for the health rules
+
+    model, tokenizer = _load_for_stage(cfg, previous)
+    if response_prefix:
+        from grpokit.models import add_response_prefix
+
+        add_response_prefix(tokenizer, response_prefix)
+    if args.gradient_checkpointing and hasattr(model, "enable_input_require_grads") and cfg.model.lora is not None:
+        # LoRA freezes the embeddings, so checkpointed blocks would see inputs without grad.
+        model.enable_input_require_grads()
+    use_eval = args.eval_strategy != "no" and eval_set is not None
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=funcs,
+        args=args,
+        train_dataset=train_set,
+        eval_dataset=eval_set if use_eval else None,
+        processing_class=tokenizer,
+        callbacks=[
+            ckpts.CompleteMarkerCallback(),
+            MetricsCallback(run_dir / "metrics.jsonl", stage_name, console, recorder.names),
+            *health,
+            *callbacks,
+        ],
+    )
+    for cb in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(cb)  # our progress line replaces them
+    try:
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except (ConfigError, RunError):
+        raise
+    except Exception as exc:
+        raise RunError(f"training {'stage ' + stage_name if stage_name else 'run'} failed: {exc!r}") from exc
+    _save_final(trainer, stage_final(cfg, stage), trainer.state.global_step)
+    return trainer
