@@ -23,6 +23,7 @@ import yaml
 
 from grpokit.data import DataConfig
 from grpokit.errors import ConfigError
+from grpokit.plugins import load_imports, resolve_paths
 
 PROFILES = ("cpu", "memory", "vllm", "unsloth", "none")
 BACKENDS = ("auto", "transformers", "unsloth")
@@ -74,6 +75,8 @@ class StageConfig:
 @dataclass
 class RunConfig:
     name: str = "run"
+    description: str = ""  # what the run trains for; `grpokit recipes` shows it
+    imports: list[str] = field(default_factory=list)  # modules / .py files that register custom rewards
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)
     rewards: list[RewardSpec] = field(default_factory=list)
@@ -244,6 +247,8 @@ def load_config(path: str | os.PathLike, overrides: list[str] | None = None, *, 
     """Read, override, build and validate a run config. Raises ConfigError."""
     raw = apply_overrides(read_yaml(path), list(overrides or []))
     _resolve_relative_data(raw, Path(path).resolve().parent)
+    if isinstance(raw.get("imports"), list):
+        raw["imports"] = resolve_paths(raw["imports"], Path(path).resolve().parent)
     return from_dict(raw, validate=validate, check_data=check_data)
 
 
@@ -403,6 +408,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
         raise _unknown_value("profile", cfg.profile, PROFILES)
     _check_model(cfg.model)
     _check_training_keys(cfg.training, "training")
+    load_imports(cfg.imports)  # custom rewards register themselves before their names are checked
     if not cfg.rewards and not all(s.rewards for s in cfg.stages or [StageConfig()]):
         raise ConfigError("rewards: is empty; list at least one, e.g. rewards: [{name: numeric_match}] "
                           "(`grpokit rewards list` shows them)")

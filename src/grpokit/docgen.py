@@ -39,7 +39,7 @@ def troubleshooting() -> str:
 
     return (HEADER + "\n# Troubleshooting: symptom -> cause -> fix\n\n"
             "The same table drives the live alerts (`grpokit.health`), `grpokit report` and "
-            "`grpokit doctor`; each row's key is the alert's name in `alerts.jsonl`.\n\n"
+            "`grpokit doctor`; each row's rule is the `rule` field of `alerts.jsonl`.\n\n"
             + symptoms.to_markdown().rstrip() + "\n\n## Reading the loss\n\n" + explain_loss().rstrip() + "\n")
 
 

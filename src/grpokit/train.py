@@ -176,8 +176,9 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
         processing_class=tokenizer,
         callbacks=[
             ckpts.CompleteMarkerCallback(),
-            MetricsCallback(run_dir / "metrics.jsonl", stage_name, console, recorder.names),
+            # Health first: its tracker adds per-reward None/error shares to the logs MetricsCallback writes.
             *health,
+            MetricsCallback(run_dir / "metrics.jsonl", stage_name, console, recorder.names),
             *callbacks,
         ],
     )
