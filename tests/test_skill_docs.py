@@ -55,6 +55,8 @@ SHELL = [(p, i, body) for p in PAGES if p.exists() for i, (lang, body, why) in e
 
 @pytest.mark.parametrize("page,index,body", SHELL, ids=[f"{p.name}#{i}" for p, i, _ in SHELL])
 def test_shell_snippets_run(page, index, body, tmp_path):
+    # Snippets name recipes as a user in a checkout would: configs/<recipe>.yaml.
+    (tmp_path / "configs").symlink_to(ROOT / "configs")
     proc = subprocess.run(["bash", "-euo", "pipefail", "-c", body], cwd=tmp_path, env=env(),
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{page.name} block {index}:\n{body}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"

@@ -39,7 +39,13 @@ def recipe_summary(path: Path) -> dict:
 
     text = path.read_text()
     raw = yaml.safe_load(text) or {}
-    comment = next((ln.lstrip("# ").strip() for ln in text.splitlines() if ln.startswith("#")), "")
+    # The recipe's opening comment block says what it trains for.
+    lead = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        lead.append(line.lstrip("# ").strip())
+    comment = " ".join(lead)
     profile = raw.get("profile", "cpu")
     return {
         "recipe": path.stem,
