@@ -97,7 +97,11 @@ def main() -> None:
         vals = [r[key] for r in runs if r["variant"] == variant]
         return statistics.median(vals) if vals else None
 
+    paired = [r for r in runs if r["variant"] in ("trl_default", "cpu")]
+    per_round = [next(x["median_s"] for x in paired[i:i + 2] if x["variant"] == "trl_default") /
+                 next(x["median_s"] for x in paired[i:i + 2] if x["variant"] == "cpu") for i in range(0, len(paired), 2)]
     result = {
+        "speedup_per_round": per_round,  # same time window: less exposed to the shared CPU's load swings
         "command": f"python -m benchmarks.cpu_profile --steps {opts.steps} --rounds {opts.rounds}",
         "settings": {**_harness.COMMON, "fixed_length_generation": True, "model": "bundled:smollm2-135m-instruct",
                      "lora_r": 16},

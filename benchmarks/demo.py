@@ -25,6 +25,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--no-eval", action="store_true")
     parser.add_argument("--eval-prompts", type=int, default=16)
+    parser.add_argument("--max-completion-length", type=int, default=None)
     opts = parser.parse_args()
     _rewards.ensure()  # stand-ins only where the real reward library is not merged
     from rich.console import Console
@@ -35,11 +36,14 @@ def main() -> None:
     out = Path(tempfile.mkdtemp(prefix="grpokit-demo-")) / "run"
     started = time.time()
     summary = run_demo(steps=opts.steps, output_dir=str(out), console=Console(soft_wrap=True),
-                       evaluate=not opts.no_eval, eval_prompts=opts.eval_prompts)
+                       evaluate=not opts.no_eval, eval_prompts=opts.eval_prompts,
+                       training={"max_completion_length": opts.max_completion_length} if opts.max_completion_length else None)
     window = summary["training_window"]["rewards/incremental_format/mean"]
     ratio = (window["last"] / window["first"]) if window["first"] else None
     result = {
-        "command": "python -m benchmarks.demo" + (f" --steps {opts.steps}" if opts.steps else ""),
+        "command": "python -m benchmarks.demo" + (f" --steps {opts.steps}" if opts.steps else "")
+        + (f" --max-completion-length {opts.max_completion_length}" if opts.max_completion_length else "")
+        + (" --no-eval" if opts.no_eval else ""),
         "machine": {"cpu": platform.processor() or platform.machine(), "note": "shared 2-core CPU, timings noisy"},
         "wall_seconds": time.time() - started,
         "stand_in_rewards": [n for n in ("incremental_format", "numeric_match") if getattr(_rewards, "STAND_INS", {}).get(n)],

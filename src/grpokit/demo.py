@@ -80,7 +80,7 @@ def read_metrics(run_dir: Path) -> list[dict]:
 
 
 def run_demo(*, steps: int | None = None, output_dir: str | None = None, console=None, evaluate: bool = True,
-             eval_prompts: int = 16) -> dict:
+             eval_prompts: int = 16, training: dict | None = None) -> dict:
     """Train, evaluate, print the run dir and before/after numbers; returns the summary."""
     from grpokit.train import train
 
@@ -89,6 +89,7 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
     if output_dir:
         changes["output_dir"] = output_dir
     cfg = demo_config(**changes)
+    cfg.training.update(training or {})
     if steps is not None:
         cfg.training["max_steps"] = steps
     say = console.print if console is not None else print

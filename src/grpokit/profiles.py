@@ -5,6 +5,10 @@
              with LoRA adapters kept in float32; no gradient checkpointing (RAM is rarely the
              limit on a CPU, recomputation is pure cost). Full fine-tuning keeps float32
              weights with bf16 autocast, because 1e-6 updates vanish in bf16 rounding.
+             Measured (benchmarks/results/cpu_profile.json, SmolLM2-135M + LoRA, 2-core
+             AVX512-BF16 CPU): 13.3 s/step against 22.4 s/step for TRL's defaults (bf16
+             autocast, checkpointing, float32 weights) in the same quiet window, 1.7x; it
+             trades memory for it (peak RSS 4.0 GB against 2.1 GB under `memory`).
     memory   8-bit AdamW (bitsandbytes, CUDA only; otherwise a warning and the nearest
              fallback), gradient checkpointing with use_reentrant=False (LoRA input gradients
              enabled by grpokit.train), small per-device batch plus gradient accumulation.
