@@ -141,6 +141,10 @@ class HealthCallback(TrainerCallback):
             self.config.max_completion_length = getattr(args, "max_completion_length", None)
         if self.run_dir is None:
             self.run_dir = Path(args.output_dir)
+        if state.is_world_process_zero:
+            # An empty alerts.jsonl says "watched, nothing wrong"; a missing one would say nothing.
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            (self.run_dir / ALERTS_FILE).touch()
         return control
 
     def on_log(self, args, state, control, logs=None, **kwargs):

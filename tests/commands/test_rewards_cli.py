@@ -232,3 +232,24 @@ def test_subprocess_entry_point(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "grpokit", "rewards", "test", str(path), "-r", "nope_reward"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown reward 'nope_reward'" in bad.stderr
+
+
+def test_import_option_loads_a_custom_reward_file(tmp_path):
+    # A user's own reward must be testable before training, loaded the way `imports:` loads it.
+    import subprocess
+    import sys
+
+    (tmp_path / "mine.py").write_text(
+        "from grpokit.rewards import register\n"
+        "@register('cli_import_probe')\n"
+        "def cli_import_probe(completions, **kwargs):\n"
+        "    return [float(len(str(c)) % 2) for c in completions]\n"
+    )
+    (tmp_path / "s.jsonl").write_text('{"completion": "ab"}\n{"completion": "abc"}\n')
+    proc = subprocess.run([sys.executable, "-m", "grpokit", "rewards", "test", "s.jsonl", "--import", "mine.py",
+                           "--reward", "cli_import_probe"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "cli_import_probe" in proc.stdout
+    missing = subprocess.run([sys.executable, "-m", "grpokit", "rewards", "test", "s.jsonl", "--import", "nope.py",
+                              "--reward", "cli_import_probe"], cwd=tmp_path, capture_output=True, text=True)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr

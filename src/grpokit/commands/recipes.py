@@ -115,7 +115,9 @@ def build_init_config(task: str, data: str | None, name: str | None, model: str 
         "data": data_cfg,
         "rewards": spec.spec(),
         "profile": "cpu",
-        "training": {"num_generations": 8, "max_completion_length": 256, "max_steps": 200, "save_steps": 100},
+        # LoRA wants a far larger step than TRL's full fine-tuning default of 1e-6.
+        "training": {"num_generations": 8, "max_completion_length": 256, "max_steps": 200, "save_steps": 100,
+                     "learning_rate": 1.0e-4},
     }
 
 

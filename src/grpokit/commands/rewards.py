@@ -159,6 +159,14 @@ def _describe(name: str) -> None:
     typer.echo(registry.describe(canonical) or "(no documentation)")
 
 
+def _with_imports(imports: list[str], action):
+    # The same loader a config's `imports:` uses, so a custom reward is tested as it will train.
+    from grpokit.plugins import load_imports
+
+    load_imports(imports)
+    return action()
+
+
 def _run(action) -> None:
     # Bad usage (unknown reward, bad parameter, bad samples file) exits 2 with
     # the message that says what to change; nothing else is caught here.
@@ -181,14 +189,18 @@ def register(app: typer.Typer) -> None:
     def list_command(
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
         family: Optional[str] = typer.Option(None, "--family", help="Only this family (format, correctness, length, style, code, ...)."),
+        imports: list[str] = typer.Option([], "--import", "-i", help="A .py file or module that registers custom rewards (repeatable)."),
     ) -> None:
         """List every registered reward: name, family, aliases, one-line summary."""
-        _run(lambda: _list(as_json, family))
+        _run(lambda: _with_imports(imports, lambda: _list(as_json, family)))
 
     @group.command("describe")
-    def describe_command(name: str = typer.Argument(..., help="A reward name or alias.")) -> None:
+    def describe_command(
+        name: str = typer.Argument(..., help="A reward name or alias."),
+        imports: list[str] = typer.Option([], "--import", "-i", help="A .py file or module that registers custom rewards (repeatable)."),
+    ) -> None:
         """Print a reward's documentation: what it scores, its parameters, the columns it reads."""
-        _run(lambda: _describe(name))
+        _run(lambda: _with_imports(imports, lambda: _describe(name)))
 
     @group.command("test")
     def test_command(
@@ -198,10 +210,11 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the scores and findings as JSON."),
         limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Score only the first N samples."),
         rows: int = typer.Option(20, "--rows", min=1, help="Rows shown in the table."),
+        imports: list[str] = typer.Option([], "--import", "-i", help="A .py file or module that registers custom rewards (repeatable)."),
     ) -> None:
         """Score samples with rewards and report what looks wrong.
 
         Exit 1 when a reward raises or returns NaN/infinity, 2 on bad usage.
         (Sampling fresh completions from a model is not built in: write them to the JSONL first.)
         """
-        _run(lambda: _test(samples, reward, preset, as_json, limit, rows))
+        _run(lambda: _with_imports(imports, lambda: _test(samples, reward, preset, as_json, limit, rows)))
