@@ -12,7 +12,10 @@ def _fail(console, exc: Exception) -> None:
 
     code = 2 if isinstance(exc, ConfigError) else 1
     label = "config error" if code == 2 else "run failed"
-    console.print(f"[bold red]{label}:[/bold red] {exc}", highlight=False)
+    from rich.text import Text
+
+    # The error text is printed literally: messages from gloo or paths may hold "[/...]", which is markup to rich.
+    console.print(Text.assemble((f"{label}: ", "bold red"), str(exc)), highlight=False)
     raise typer.Exit(code)
 
 
