@@ -42,6 +42,42 @@ from grpokit.sandbox.supervisor import _remove_dir, _remove_owned_by, _tail, sup
 # SandboxPool(preload=...) adds more.
 PRELOAD = ("math", "itertools", "collections", "functools", "heapq", "bisect", "re", "string", "typing")
 
+# Run once in the zygote so that what every program does first is already
+# initialised in the memory it inherits. Measured: a child's first compile()
+# costs ~3.5 CPU-ms and ~300 page faults when the zygote never compiled
+# anything (the parser and AST types initialise lazily), ~0.2 ms afterwards.
+_WARM_UP = """
+from typing import List, Optional
+import math, re
+
+class Point:
+    def __init__(self, x: int, y: int = 0) -> None:
+        self.x, self.y = x, y
+
+def solve(values: List[int], key: Optional[str] = None) -> dict:
+    seen = {v: i for i, v in enumerate(values) if v % 2 == 0}
+    total = sum(x * x for x in values) + math.floor(1.5)
+    words = [w.strip().lower() for w in re.split(r"\\s+", f"{key!r} a b")]
+    try:
+        assert total >= 0, "negative"
+    except (AssertionError, ValueError) as exc:
+        raise RuntimeError(str(exc)) from None
+    while values and values[-1] < 0:
+        values = values[:-1]
+    return {"seen": seen, "total": total, "words": words, "p": Point(1).x, "f": lambda t: t + 1.0}
+
+assert solve([1, 2, 3])["total"] == 15
+"""
+
+
+def warm_up() -> None:
+    namespace = {"__name__": "__warm_up__"}
+    exec(compile(_WARM_UP, "warm_up.py", "exec"), namespace)
+    value = namespace["solve"]([4, 5])
+    codec.dumps({"op": "ready", "globals": [["total", codec.encode(value["total"])],
+                                            ["words", codec.encode((value["words"], {1: 2.5}, b"x"))]]})
+    json.loads(json.dumps({"id": 1, "status": "passed", "tests": [True]}))
+
 
 class Zygote:
     def __init__(self, workers: int, want: str, preload: tuple[str, ...]) -> None:
@@ -51,6 +87,7 @@ class Zygote:
                 __import__(name)
             except Exception:
                 pass
+        warm_up()
         import resource
 
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
