@@ -250,3 +250,16 @@ def test_doctor_on_config_files(tiny, tmp_path, monkeypatch, limit, suppress_eos
     else:
         assert "never varies" in by_name[failing].detail
     assert result.exit_code == 1 and failing in result.output
+
+
+def test_cpu_load_warns_when_other_jobs_hold_the_cores():
+    from grpokit.doctor_checks import check_cpu_load
+
+    busy = check_cpu_load(load=1.9, cores=2, threads=2)
+    assert busy.status == "warn"
+    assert "OMP_NUM_THREADS=1" in busy.fix
+    assert check_cpu_load(load=0.1, cores=2, threads=2).status == "ok"
+    # One thread on a half-busy 2-core machine has a core of its own.
+    assert check_cpu_load(load=1.0, cores=2, threads=1).status == "ok"
+    assert check_cpu_load(load=3.0, cores=16, threads=8).status == "ok"
+    assert check_cpu_load(load=12.0, cores=16, threads=8).status == "warn"

@@ -97,6 +97,8 @@ def check_environment(needs: dict[str, str], *, versions: dict[str, str | None] 
         checks.append(Check("environment", "CUDA", "fail" if need else "info",
                             f"no CUDA GPU visible{': ' + need if need else ' (training runs on the CPU: use profile: cpu)'}",
                             "run on a machine with a CUDA GPU, or switch to profile: cpu" if need else ""))
+        if versions.get("torch"):
+            checks.append(check_cpu_load())
     for module in OPTIONAL:
         v = versions.get(module)
         why = needs.get(module)
@@ -108,6 +110,36 @@ def check_environment(needs: dict[str, str], *, versions: dict[str, str | None] 
         else:
             checks.append(Check("environment", module, "info", "not installed (not needed by this config)"))
     return checks
+
+
+def check_cpu_load(load: float | None = None, cores: int | None = None, threads: int | None = None) -> Check:
+    """Whether other jobs already hold the cores a CPU run's torch threads will want.
+
+    torch's OpenMP threads spin-wait for each other; when another process holds
+    one of their cores, every matmul waits for a descheduled thread. Measured on a
+    2-core machine with a second busy process: an (8x576)@(576x1536) matmul took
+    3.3 ms on one thread and 22 ms on two. The arguments are for tests; None
+    means read this machine.
+    """
+    import os
+
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            return Check("environment", "CPU load", "info", "load average unavailable")
+    cores = cores or os.cpu_count() or 1
+    if threads is None:
+        import torch
+
+        threads = torch.get_num_threads()
+    free = max(1, int(cores - load + 0.5))
+    detail = f"load {load:.1f} on {cores} cores; torch uses {threads} threads"
+    if load >= 1.0 and threads > free:
+        return Check("environment", "CPU load", "warn",
+                     detail + ": its threads will wait on cores other jobs hold (steps can run several times slower)",
+                     f"stop the other jobs, or give training the free cores: OMP_NUM_THREADS={free} grpokit train ...")
+    return Check("environment", "CPU load", "ok", detail)
 
 
 # --------------------------------------------------------------------------- memory

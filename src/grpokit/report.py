@@ -69,7 +69,7 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
     limit = hc.max_completion_length
     entropy_start = [v for v in series(records, "entropy")[1] if not math.isnan(v)][:3]
     entropy_floor = hc.entropy_drop * sorted(entropy_start)[len(entropy_start) // 2] if entropy_start else None
-    return [
+    chosen = [
         Panel("reward", ["reward"], None, "should rise", ("reward_stuck",)),
         Panel("reward per function (mean)", [f"rewards/{n}/mean" for n in reward_names(records)], None,
               "each should rise or stay high", ("reward_unscorable",)),
@@ -88,6 +88,13 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
         Panel("loss", ["loss"], None, "hovers near 0; rising is normal", ("non_finite",)),
         Panel("grad_norm", ["grad_norm"], None, "finite, no spikes", ("non_finite",)),
     ]
+    # Runs logged before these metrics existed do not get two empty panels.
+    if any("step_time" in r for r in records):
+        chosen.append(Panel("seconds per step", ["step_time"], None, "flat; a climb is swapping or a leak"))
+    memory = ["memory/rss_gb", "memory/cuda_allocated_gb"]
+    if any(k in r for r in records for k in memory):
+        chosen.append(Panel("memory (GB)", memory, None, "flat after the first steps; a steady climb ends in OOM"))
+    return chosen
 
 
 def plot_curves(run: RunData, path: str | Path, hc: HealthConfig | None = None,

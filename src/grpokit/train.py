@@ -112,6 +112,7 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
     text every answer starts with (a prefill through the chat template; see models.add_response_prefix).
     """
     profiles.check_runtime(cfg)
+    _warn_if_cpu_busy(console)
     run_dir = prepare_run_dir(cfg, resume)
     if datasets is None:
         from grpokit.data import load_data
@@ -129,6 +130,19 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
                    response_prefix=response_prefix)
         previous = final
     return run_dir
+
+
+def _warn_if_cpu_busy(console) -> None:
+    # Most users never run `grpokit doctor`; this one check is cheap and explains the
+    # slowest CPU runs (torch threads waiting on cores other jobs hold).
+    from grpokit import optional
+    from grpokit.doctor_checks import check_cpu_load
+
+    if console is None or not _is_main() or optional.cuda_available():
+        return
+    check = check_cpu_load()
+    if check.status == "warn":
+        console.print(f"warning: {check.detail}. Fix: {check.fix}", style="yellow", markup=False, highlight=False)
 
 
 def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch,

@@ -129,6 +129,7 @@ class MetricsCallback(TrainerCallback):
         record.update(logs)
         if self._step_times:
             record["step_time"] = self._step_times[-1]
+        record.update(memory_metrics())
         append_jsonl(self.path, record)
         self._progress(state, record)
         return control
@@ -151,6 +152,27 @@ class MetricsCallback(TrainerCallback):
             left = max(state.max_steps - state.global_step, 0) * per_step
             parts.append(f"{per_step:.1f} s/step, ~{left / 60:.0f} min left")
         self.console.print("  ".join(parts), highlight=False)
+
+
+def memory_metrics() -> dict:
+    """This process's resident memory now and at its peak, and the GPU's (GB), for OOM post-mortems."""
+    out = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            fields = dict(line.split(":", 1) for line in fh if line.startswith(("VmRSS", "VmHWM")))
+        out["memory/rss_gb"] = round(int(fields["VmRSS"].split()[0]) / 2**20, 3)
+        out["memory/peak_rss_gb"] = round(int(fields["VmHWM"].split()[0]) / 2**20, 3)
+    except (OSError, KeyError, ValueError):
+        pass  # not Linux
+    try:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            out["memory/cuda_allocated_gb"] = round(torch.cuda.memory_allocated() / 2**30, 3)
+            out["memory/cuda_peak_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 3)
+    except Exception:  # noqa: BLE001 - a metric must never stop training
+        pass
+    return out
 
 
 def trim_metrics(path: Path, stage: str | None, after_step: int) -> None:
