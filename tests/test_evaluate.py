@@ -112,6 +112,30 @@ def test_compare_write_and_table(tmp_path):
     assert "reward has_answer_tag" in table
 
 
+REST = ["format_rate", "reward", "mean_length", "truncated_rate"]
+TABLE_METRICS = [
+    # (samples per prompt before, after, the metric rows of the table in order, why)
+    (1, 1, ["accuracy", "pass@1", *REST], "k=1 (the demo, greedy): pass@k is pass@1, shown once"),
+    (4, 4, ["accuracy", "pass@1", "pass@4", *REST], "k=4: pass@1 and pass@4, each once"),
+    (1, 4, ["accuracy", "pass@1", "pass@4", *REST], "greedy base vs sampled checkpoint: pass@4 has no before"),
+]
+
+
+@pytest.mark.parametrize("k_before,k_after,metrics,why", TABLE_METRICS)
+def test_each_metric_once_in_table_and_delta(k_before, k_after, metrics, why):
+    right = "<reasoning>r</reasoning><answer>7</answer>"
+    before = score_samples([sample([right] * k_before, "7")], [has_answer_tag], accuracy=answer_match, k=k_before)
+    after = score_samples([sample([right] * k_after, "7")], [has_answer_tag], accuracy=answer_match, k=k_after)
+    rows = [line.split() for line in format_table(before, after).splitlines()[1:]]
+    rows = [row for row in rows if len(row) == 4]  # the headline metrics; "reward NAME ..." rows have five cells
+    assert [row[0] for row in rows] == metrics, why
+    # eval.json's delta is keyed like before/after (pass@4, not a separate "pass@k"), so the report's table lines up.
+    delta = compare(before, after)
+    assert [key for key in delta if key != "rewards"] == metrics, why
+    if k_before != k_after:
+        assert rows[2] == ["pass@4", "-", "1.000", "-"] and delta["pass@4"] is None, why
+
+
 def test_default_accuracy_falls_back_without_registry_rewards(monkeypatch):
     import grpokit.rewards as rewards
 

@@ -10,12 +10,14 @@ from grpokit import models
 from grpokit.config import LoraConfig, ModelConfig
 from grpokit.errors import ConfigError
 
-from _tiny_model import build_tiny_model
+from tiny_model import make_tiny_model
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+    # No BOS, role markers as special tokens, grouped-query attention: unlike SmolLM2 on purpose.
+    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "model", chat_format="roles", vocab_size=0,
+                           hidden_size=64, num_attention_heads=4)
 
 
 def test_local_dir_with_lora_defaults(tiny):

@@ -17,7 +17,7 @@ from grpokit import checkpoints as ckpts
 from grpokit.config import from_dict, load_config
 from grpokit.rewards import names, register
 
-from _tiny_model import build_tiny_model
+from tiny_model import make_tiny_model
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
@@ -36,7 +36,9 @@ if "tiny_len" not in names():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+    # No BOS, role markers as special tokens, grouped-query attention: unlike SmolLM2 on purpose.
+    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "model", chat_format="roles", vocab_size=0,
+                           hidden_size=64, num_attention_heads=4)
 
 
 def run_config(tiny, out, **training):

@@ -1,16 +1,37 @@
-"""A tiny random Llama and a small byte-level BPE tokenizer, built offline in about a second.
+"""A tiny random Llama and a small byte-level tokenizer, built offline in about a second.
 
-For tests that need a real transformers model (generation, saving, LoRA) but
-not a good one. The chat template is ChatML, like SmolLM2's.
+For tests that need a real transformers model (generation, saving, LoRA, GRPO training)
+but not a good one. Two tokenizer flavours, so tests can cover both kinds grpokit meets:
+
+- chat_format="chatml" (default): ChatML turns and a BOS token, like SmolLM2's.
+- chat_format="roles": `<|user|>...<|end|>` turns whose role markers are special tokens,
+  and no BOS token, so code that assumes ChatML or a BOS token shows up.
+
+vocab_size > 0 trains BPE merges on a small corpus (prompts tokenize into fewer,
+longer tokens, as with a real model); vocab_size=0 keeps bytes only (one token per byte).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-CHATML = (
-    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
+CHAT_FORMATS = {
+    "chatml": {
+        "template": (
+            "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+            "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+        ),
+        "specials": {"pad_token": "<|endoftext|>", "bos_token": "<|im_start|>", "eos_token": "<|im_end|>"},
+        "extra": [],
+    },
+    "roles": {
+        "template": (
+            "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+            "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+        ),
+        "specials": {"eos_token": "<|end|>", "pad_token": "<pad>"},
+        "extra": ["<|system|>", "<|user|>", "<|assistant|>"],
+    },
+}
 _CORPUS = [
     "<reasoning>\nAdd the numbers first, then subtract.\n</reasoning>\n<answer>\n42\n</answer>",
     "Ana has 12 apples. Ana gets 7 more. How many apples does Ana have now?",
@@ -19,40 +40,54 @@ _CORPUS = [
 ]
 
 
-def make_tokenizer(vocab_size: int = 320):
+def make_tokenizer(chat_format: str = "chatml", vocab_size: int = 320):
+    """A byte-level BPE tokenizer with a chat template; padding on the left, as generation needs."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(_CORPUS * 4, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token="<|im_start|>")
-    fast.chat_template = CHATML
-    return fast
+    if chat_format not in CHAT_FORMATS:
+        raise ValueError(f"chat_format={chat_format!r}: use one of {sorted(CHAT_FORMATS)}")
+    fmt = CHAT_FORMATS[chat_format]
+    specials = list(dict.fromkeys(fmt["specials"].values()))
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    if vocab_size:
+        core = Tokenizer(models.BPE())
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials, initial_alphabet=alphabet,
+                                      show_progress=False)
+    else:
+        core = Tokenizer(models.BPE(vocab={ch: i for i, ch in enumerate(sorted(alphabet))}, merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    if vocab_size:
+        core.train_from_iterator(_CORPUS * 4, trainer)
+    tok = PreTrainedTokenizerFast(tokenizer_object=core, **fmt["specials"])
+    if fmt["extra"]:
+        tok.add_special_tokens({"additional_special_tokens": fmt["extra"]})
+    tok.chat_template = fmt["template"]
+    tok.padding_side = "left"
+    return tok
 
 
-def make_tiny_model(directory: str | Path, seed: int = 0) -> Path:
-    """Save a 2-layer Llama (hidden size 32) with its tokenizer to `directory`."""
+def make_tiny_model(directory: str | Path, seed: int = 0, *, chat_format: str = "chatml", vocab_size: int = 320,
+                    hidden_size: int = 32, num_attention_heads: int = 2, num_key_value_heads: int = 2) -> Path:
+    """Save a 2-layer random Llama with its tokenizer to `directory`; returns it.
+
+    num_key_value_heads < num_attention_heads gives grouped-query attention, whose
+    k/v projections are narrower than q's (as in most current models).
+    """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     directory = Path(directory)
-    tokenizer = make_tokenizer()
+    tokenizer = make_tokenizer(chat_format, vocab_size)
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
         num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
+        num_attention_heads=num_attention_heads,
+        num_key_value_heads=num_key_value_heads,
         max_position_embeddings=512,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,

@@ -7,6 +7,7 @@
 A reward that crashes, returns NaN, never varies, returns None for most rows or
 disagrees with human labels looks, during training, like a model that does not
 learn. Here each of those is found on a handful of samples and said in words.
+How agreement with labels is measured and judged: grpokit/label_agreement.py.
 """
 from __future__ import annotations
 
@@ -15,14 +16,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable
 
+from grpokit import label_agreement
 from grpokit.completions import to_text
 from grpokit.errors import ConfigError
 
 # Thresholds for the warnings; each names the failure it catches.
 _MOSTLY_NONE = 0.5  # TRL skips None rows: above half, the reward barely trains
-_WEAK_CORRELATION = 0.3  # below this a reward and the labels mostly disagree
 _SLOW_SECONDS_PER_ROW = 0.25  # TRL calls rewards on every batch of every step
-_MIN_LABELLED = 4  # fewer labelled rows than this say nothing about agreement
 _FLAT_GROUPS = 0.5  # above this share of flat prompt groups, most of the batch teaches nothing
 
 
@@ -53,6 +53,7 @@ class RewardStats:
     seconds: float
     label_correlation: float | None = None
     label_accuracy: float | None = None
+    label_auc: float | None = None  # true/false labels: P(a correct sample outscores a wrong one)
 
 
 @dataclass
@@ -69,7 +70,8 @@ class DebugResult:
 
     @property
     def failed(self) -> bool:
-        """True when some reward raised, returned a bad value or a non-finite number."""
+        """True when some reward raised, returned a bad value or a non-finite number, or a
+        correctness reward disagrees with the labels."""
         return any(f.severity == "error" for f in self.warnings)
 
     @property
@@ -208,34 +210,6 @@ def _score_batch(func: Callable, completions: list, columns: dict[str, list]):
     return scores, errors, problem, seconds
 
 
-def _numeric_labels(labels: list) -> list[float | None]:
-    words = {"true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0, "correct": 1.0, "incorrect": 0.0}
-    out: list[float | None] = []
-    for label in labels:
-        if isinstance(label, str):
-            out.append(words.get(label.strip().lower()))
-            if out[-1] is None:
-                try:
-                    out[-1] = float(label)
-                except ValueError:
-                    pass
-        elif isinstance(label, (bool, int, float)) and math.isfinite(float(label)):
-            out.append(float(label))
-        else:
-            out.append(None)
-    return out
-
-
-def _pearson(xs: list[float], ys: list[float]) -> float | None:
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
-        return None
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.sqrt(sxx * syy)
-
-
 def _stats(name, scores, errors, seconds, labels, failed=False) -> tuple[RewardStats, list[Finding]]:
     n = len(scores)
     finite = [v for v in scores if v is not None and math.isfinite(v)]
@@ -266,29 +240,21 @@ def _stats(name, scores, errors, seconds, labels, failed=False) -> tuple[RewardS
         found.append(Finding(name, "slow", "warning",
                              f"took {seconds / n:.2f} s per row; TRL calls it on every batch, so it will slow training."))
     if labels is not None:
-        pairs = [(s, l) for s, l in zip(scores, labels) if s is not None and math.isfinite(s) and l is not None]
-        if len(pairs) >= _MIN_LABELLED and len({l for _, l in pairs}) > 1:
-            xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-            r = _pearson(xs, ys)
-            stats.label_correlation = r
-            if set(ys) <= {0.0, 1.0} and max(xs) > min(xs):
-                cut = (max(xs) + min(xs)) / 2
-                stats.label_accuracy = sum((x > cut) == (y == 1.0) for x, y in pairs) / len(pairs)
-            if r is not None and r < _WEAK_CORRELATION:
-                acc = ""
-                if stats.label_accuracy is not None:
-                    # Accuracy alone flatters on skewed labels: show what always guessing the majority gets.
-                    majority = max(sum(ys), len(ys) - sum(ys)) / len(ys)
-                    acc = f", accuracy {stats.label_accuracy:.0%} vs {majority:.0%} by always guessing the majority"
-                why = ("higher scores go to worse samples: is its sign flipped, or the gold column wrong?"
-                       if r < -0.1 else "it barely agrees with the labels: check the answer parsing on the rows it gets wrong.")
-                wrong = []
-                if stats.label_accuracy is not None:
-                    wrong = [i for i, (sc, lab) in enumerate(zip(scores, labels))
-                             if sc is not None and lab is not None and math.isfinite(sc) and (sc > cut) != (lab == 1.0)]
-                found.append(Finding(name, "label_disagreement", "warning",
-                                     f"disagrees with `label` (r={r:.2f}{acc} on {len(pairs)} rows): {why}", wrong))
+        found.extend(_label_findings(name, stats, scores, labels, constant=any(f.kind == "constant" for f in found)))
     return stats, found
+
+
+def _label_findings(name: str, stats: RewardStats, scores: list, labels: list, constant: bool) -> list[Finding]:
+    agreement = label_agreement.measure(scores, labels)
+    if agreement is None:
+        return []
+    stats.label_correlation, stats.label_accuracy, stats.label_auc = agreement.correlation, agreement.accuracy, agreement.auc
+    strict = label_agreement.judges_correctness(name)
+    # A constant reward that is not a correctness reward is already reported as constant.
+    if not agreement.weak or (constant and not strict):
+        return []
+    message, rows = label_agreement.explain(agreement, scores, labels, strict)
+    return [Finding(name, "label_disagreement", "error" if strict else "warning", message, rows)]
 
 
 def _flat_groups(name: str, scores: list, prompts: list | None) -> Finding | None:
@@ -333,10 +299,12 @@ def debug_reward(
     completion; `label` (bool or number per row, e.g. human "is correct") is not
     passed to the rewards but checked against their scores.
     Findings with severity "error": the reward raised (with the row), returned
-    something that is not a number or None, or returned NaN/infinity.
+    something that is not a number or None, returned NaN/infinity, or is a
+    correctness-family reward that agrees weakly with `label` (AUC below 0.75 for
+    true/false labels, correlation below 0.3 for graded ones).
     Warnings: it never varies, gives one score to all completions of most
     prompts (with a `prompts` column: zero advantage), returns None for most
-    rows, is slow, or disagrees with `label`.
+    rows, is slow, or (any other reward) agrees weakly with `label`.
     """
     completions = list(completions)
     if not completions:
@@ -345,7 +313,7 @@ def debug_reward(
     columns = _check_columns(len(completions), columns)
     if labels is not None:
         labels = _check_columns(len(completions), {"label": labels})["label"]
-    numeric = _numeric_labels(labels) if labels is not None else None
+    numeric = label_agreement.numeric_labels(labels) if labels is not None else None
     resolved = resolve_rewards(funcs)
 
     scores, errors, stats, findings = {}, {}, {}, []
@@ -439,12 +407,13 @@ def _render(result: DebugResult, console=None, max_rows: int = 20, preview: int 
         console.print(f"... {len(result.completions) - max_rows} more rows not shown")
 
     summary = Table(title="per reward")
-    for column in ("reward", "mean", "std", "min", "max", "None", "errors", "r(label)", "acc(label)", "seconds"):
+    for column in ("reward", "mean", "std", "min", "max", "None", "errors", "r(label)", "acc(label)", "auc(label)", "seconds"):
         summary.add_column(column, justify="left" if column == "reward" else "right")
     for name in result.names:
         st = result.stats[name]
         summary.add_row(name, _fmt(st.mean), _fmt(st.std), _fmt(st.min), _fmt(st.max), str(st.none), str(st.errors),
-                        _fmt(st.label_correlation, ".2f"), _fmt(st.label_accuracy, ".0%"), f"{st.seconds:.3f}")
+                        _fmt(st.label_correlation, ".2f"), _fmt(st.label_accuracy, ".0%"),
+                        _fmt(st.label_auc, ".2f"), f"{st.seconds:.3f}")
     console.print(summary)
 
     if not result.warnings:

@@ -208,6 +208,44 @@ def test_test_exit_1_on_non_finite(tmp_path, private_registry):
     assert json.loads(result.output)["rewards"]["test_nan"]["scores"] == ["nan"]
 
 
+# Six answers to "what is 6*7" etc.; labelled correct where the completion's number is the gold one.
+LABELLED = [
+    {"completion": "6*7 = 42, so the answer is 42", "answer": "42", "label": True},
+    {"completion": "6*7 = 41, so the answer is 41", "answer": "42", "label": False},
+    {"completion": "9+10 is 19", "answer": "19", "label": True},
+    {"completion": "9+10 is 21", "answer": "19", "label": False},
+    {"completion": "half of 18 is 9", "answer": "9", "label": True},
+    {"completion": "half of 18 is 8", "answer": "9", "label": False},
+]
+
+
+def test_test_correctness_reward_that_agrees_with_labels_exits_0(tmp_path):
+    path = write_samples(tmp_path, LABELLED)
+    result = invoke("test", str(path), "-r", "numeric_match", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["ok"] is True and data["findings"] == []
+    assert data["rewards"]["numeric_match"]["stats"]["label_auc"] == 1.0
+
+
+def test_test_correctness_reward_that_disagrees_with_labels_exits_1(tmp_path):
+    # Each row got the next question's answer (a join mistake): numeric_match now scores 0
+    # everywhere, right or wrong. That is a failed check, said in words, like a crash.
+    shifted = [dict(row, answer=LABELLED[(i + 2) % len(LABELLED)]["answer"]) for i, row in enumerate(LABELLED)]
+    path = write_samples(tmp_path, shifted)
+    result = invoke("test", str(path), "-r", "numeric_match")
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())  # rich wraps long messages
+    assert "ERROR numeric_match: separates labelled-correct from labelled-wrong samples poorly" in text
+    assert "finds no answer" in text and "answer column" in text and "extractor" in text and "too lenient" in text
+    data = json.loads(invoke("test", str(path), "-r", "numeric_match", "--json").output)
+    assert data["ok"] is False
+    assert {f["kind"]: f["severity"] for f in data["findings"]} == {"constant": "warning", "label_disagreement": "error"}
+    # Without labels there is nothing to disagree with: the same rewards pass.
+    unlabelled = write_samples(tmp_path, [{k: v for k, v in row.items() if k != "label"} for row in shifted], "u.jsonl")
+    assert invoke("test", str(unlabelled), "-r", "numeric_match").exit_code == 0
+
+
 def test_test_preset(tmp_path):
     # Runs every reward of the preset; in a branch where one is not registered
     # yet it is a usage error that names the missing reward.

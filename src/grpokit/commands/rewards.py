@@ -9,7 +9,9 @@ A samples file is JSONL, one object per line: `completion` (a string or a
 message list), any columns the rewards read (answer, tests, schema, reference,
 sources, prompt/prompts, ...) and optionally `label` (true/false or a number:
 is this completion good?), which is checked against every reward's scores.
-Exit codes: 0 fine, 1 a reward raised or returned NaN/infinity, 2 bad usage.
+Exit codes: 0 fine, 1 a reward raised or returned NaN/infinity, or a
+correctness reward agrees weakly with the labels (grpokit/label_agreement.py),
+2 bad usage.
 """
 from __future__ import annotations
 
@@ -214,7 +216,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Score samples with rewards and report what looks wrong.
 
-        Exit 1 when a reward raises or returns NaN/infinity, 2 on bad usage.
+        Exit 1 when a reward raises or returns NaN/infinity, or when, with a `label` column, a
+        correctness reward separates labelled-correct from labelled-wrong samples poorly
+        (AUC below 0.75; correlation below 0.3 for graded labels). 2 on bad usage.
         (Sampling fresh completions from a model is not built in: write them to the JSONL first.)
         """
         _run(lambda: _with_imports(imports, lambda: _test(samples, reward, preset, as_json, limit, rows)))

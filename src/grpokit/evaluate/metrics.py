@@ -196,20 +196,30 @@ def score_samples(
 
 
 
+# "pass@k" stands for pass@<samples per prompt>; see headline_keys.
 HEADLINE = ("accuracy", "pass@1", "pass@k", "format_rate", "reward", "mean_length", "truncated_rate")
 
 
-def _get(result: dict, key: str):
-    if key == "pass@k":
-        key = f"pass@{result.get('samples_per_prompt', 1)}"
-    return result.get(key)
+def headline_keys(*results: dict | None) -> list[str]:
+    """The headline metric names of these results, each once, in HEADLINE order.
+
+    pass@k is named by its k; with one sample per prompt (k=1, or greedy) it is
+    pass@1, which is already listed, so it must not appear a second time.
+    """
+    keys: list[str] = []
+    for key in HEADLINE:
+        names = [f"pass@{r.get('samples_per_prompt', 1)}" for r in results if r] if key == "pass@k" else [key]
+        for name in names:
+            if name not in keys:
+                keys.append(name)
+    return keys
 
 
 def compare(before: dict, after: dict) -> dict:
     """after - before for every headline metric and every reward both have."""
     delta: dict[str, Any] = {}
-    for key in HEADLINE:
-        a, b = _get(before, key), _get(after, key)
+    for key in headline_keys(before, after):
+        a, b = before.get(key), after.get(key)
         delta[key] = None if a is None or b is None else b - a
     delta["rewards"] = {
         name: (None if before["rewards"].get(name) is None or after["rewards"].get(name) is None else after["rewards"][name] - before["rewards"][name])
@@ -234,13 +244,11 @@ def format_table(before: dict | None, after: dict) -> str:
     def fmt(v):
         return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
 
-    k = after.get("samples_per_prompt", 1)
     lines = [("metric", "before", "after", "change")]
-    for key in HEADLINE:
-        label = f"pass@{k}" if key == "pass@k" else key
-        a = _get(before, key) if before else None
-        b = _get(after, key)
-        lines.append((label, fmt(a), fmt(b), fmt(None if a is None or b is None else b - a)))
+    for key in headline_keys(before, after):
+        a = before.get(key) if before else None
+        b = after.get(key)
+        lines.append((key, fmt(a), fmt(b), fmt(None if a is None or b is None else b - a)))
     for name, b in after.get("rewards", {}).items():
         a = before["rewards"].get(name) if before else None
         lines.append((f"reward {name}", fmt(a), fmt(b), fmt(None if a is None or b is None else b - a)))
