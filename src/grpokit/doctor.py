@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 from grpokit.completions import prompt_text
 from grpokit.doctor_checks import (
+    CPU_RUNTIME_BYTES,
     Check,
     available_memory,
     check_environment,
@@ -271,29 +272,17 @@ def config_checks(cfg: Any, model: Any, tokenizer: Any, rows: Sequence[dict[str,
     limit = int(training.get("max_completion_length", 256) or 256)
     checks: list[Check] = []
 
-    # Memory: exact parameter count from the model, the rest from the settings.
     if cuda is None:
         from grpokit.optional import cuda_available
 
         cuda = cuda_available()
-    shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
-    p_lens = [len(tokenizer(_prompt_as_text(tokenizer, r["prompt"]), add_special_tokens=False)["input_ids"])
-              for r in rows]
+    p_lens = prompt_lengths(tokenizer, rows)
     a_lens = [len(tokenizer(str(r["answer"]), add_special_tokens=False)["input_ids"])
               for r in rows if r.get("answer") not in (None, "")]
-    dtype = next(iter(model.parameters())).dtype
-    per_device = int(training.get("per_device_train_batch_size", 8) or 8)
-    accum = int(training.get("gradient_accumulation_steps", 1) or 1)
-    parts = estimate_memory(
-        shape, weight_bytes=float(getattr(dtype, "itemsize", 4)), lora_r=_get(lora, "r") if lora else None,
-        lora_targets=_get(lora, "target_modules", "all-linear") if lora else "all-linear",
-        optim=training.get("optim"), beta=float(training.get("beta", 0.0) or 0.0),
-        per_device_batch=per_device, generation_batch=per_device * accum,
-        prompt_len=max(p_lens) if p_lens else 256, completion_len=limit,
-        gradient_checkpointing=bool(training.get("gradient_checkpointing")),
-    )
+    parts = memory_parts(cfg, model, p_lens, cuda=cuda)
     available, where = available_memory(cuda)
     checks += check_memory(parts, available, where)
+    shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
     checks += check_lengths(p_lens, a_lens, limit, context_length=shape.context,
                             max_prompt_length=training.get("max_prompt_length"))
     if probe:
@@ -303,6 +292,36 @@ def config_checks(cfg: Any, model: Any, tokenizer: Any, rows: Sequence[dict[str,
                                     temperature=float(training.get("temperature", 1.0) or 1.0), health=hc)
         checks += probe_checks
     return checks
+
+
+def prompt_lengths(tokenizer: Any, rows: Sequence[dict[str, Any]]) -> list[int]:
+    return [len(tokenizer(_prompt_as_text(tokenizer, r["prompt"]), add_special_tokens=False)["input_ids"])
+            for r in rows]
+
+
+def memory_parts(cfg: Any, model: Any, prompt_lens: Sequence[int], *, cuda: bool) -> dict[str, float]:
+    """The peak-memory estimate for training `cfg` with this loaded model: exact parameter
+    count from the model, the rest from the settings (estimate_memory)."""
+    training = _training(cfg)
+    lora = _get(_get(cfg, "model"), "lora")
+    shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
+    dtype = next(iter(model.parameters())).dtype
+    weight_bytes = float(getattr(dtype, "itemsize", 4))
+    # Activations are 16-bit under autocast or with 16-bit weights, float32 otherwise.
+    autocast = bool(training.get("bf16") or training.get("fp16"))
+    per_device = int(training.get("per_device_train_batch_size", 8) or 8)
+    accum = int(training.get("gradient_accumulation_steps", 1) or 1)
+    return estimate_memory(
+        shape, weight_bytes=weight_bytes, lora_r=_get(lora, "r") if lora else None,
+        lora_targets=_get(lora, "target_modules", "all-linear") if lora else "all-linear",
+        optim=training.get("optim"), beta=float(training.get("beta", 0.0) or 0.0),
+        per_device_batch=per_device, generation_batch=per_device * accum,
+        prompt_len=max(prompt_lens) if prompt_lens else 256,
+        completion_len=int(training.get("max_completion_length", 256) or 256),
+        gradient_checkpointing=bool(training.get("gradient_checkpointing")),
+        act_bytes=2.0 if (autocast or weight_bytes < 4) else 4.0,
+        runtime=0.0 if cuda else CPU_RUNTIME_BYTES,
+    )
 
 
 def _prompt_as_text(tokenizer: Any, prompt: Any) -> str:

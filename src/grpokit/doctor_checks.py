@@ -144,6 +144,9 @@ def check_cpu_load(load: float | None = None, cores: int | None = None, threads:
 
 # --------------------------------------------------------------------------- memory
 
+# RSS of a process that has imported torch, transformers, TRL and PEFT (measured: 0.45 GB).
+CPU_RUNTIME_BYTES = 0.45 * GIB
+
 OPTIMIZER_BYTES = {  # optimizer state per trainable parameter
     "adamw": 8.0,        # two fp32 moments
     "8bit": 2.0,         # two 8-bit moments
@@ -214,7 +217,7 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
                     lora_targets: str | Sequence[str] = "all-linear", optim: str | None = None,
                     beta: float = 0.0, per_device_batch: int = 8, generation_batch: int = 8,
                     prompt_len: int = 256, completion_len: int = 256, gradient_checkpointing: bool = False,
-                    act_bytes: float = 2.0) -> dict[str, float]:
+                    act_bytes: float = 2.0, runtime: float = 0.0) -> dict[str, float]:
     """Peak memory by part, in bytes. A planning estimate (expect +-50%), not a measurement.
 
     Activations follow the usual per-layer count (~34 * hidden bytes per token in 16-bit without
@@ -235,6 +238,8 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
         * (2.0 if gradient_checkpointing else 34.0) * act_bytes / 2.0,
         "logits": per_device_batch * seq * shape.vocab * 4.0 * 2,
         "generation KV cache": generation_batch * seq * shape.layers * 2 * shape.kv_dim * act_bytes,
+        # Python, torch, transformers and TRL themselves: resident on the host, not on a GPU.
+        "runtime": runtime,
     }
     parts["total"] = sum(parts.values())
     parts["trainable_params"] = float(trainable)

@@ -1,0 +1,130 @@
+"""How close `grpokit doctor`'s memory estimate comes to the peak memory training really takes.
+
+    python -m benchmarks.memory_estimate [--steps 2] [--only NAME]
+
+Each variant of configs/cpu-demo.yaml (batch size, completion length, gradient
+checkpointing, LoRA or full fine-tuning) trains `--steps` real steps in a fresh
+process; the peak resident memory of that process (VmHWM) is compared with the
+estimate doctor prints for the same config and model. Ratios estimate/measured
+and the median absolute error go to benchmarks/results/memory_estimate.json.
+On a CPU run the whole process is what runs out of RAM, so the measurement is
+the process's peak, imports and data included.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "cpu-demo.yaml"
+OUT = ROOT / "benchmarks" / "results" / "memory_estimate.json"
+
+VARIANTS = {
+    "demo": [],
+    "short completions": ["training.max_completion_length=48"],
+    "half batch": ["training.per_device_train_batch_size=4", "training.num_generations=4"],
+    "checkpointing": ["training.gradient_checkpointing=true"],
+    "full fine-tune": ["model.lora=null", "training.learning_rate=1e-6", "training.max_completion_length=48"],
+}
+
+WORKER = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from transformers import TrainerCallback
+from grpokit.config import load_config
+from grpokit.train import train
+
+def hwm():
+    with open("/proc/self/status") as fh:
+        return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM"))
+
+class Peak(TrainerCallback):
+    steps = []
+    def on_step_end(self, args, state, control, **kw):
+        self.steps.append(hwm())
+
+cfg = load_config(sys.argv[2], json.loads(sys.argv[3]))
+train(cfg, callbacks=[Peak()])
+print("PEAK " + json.dumps({"peak_bytes": hwm(), "per_step": Peak.steps}))
+"""
+
+
+def measure(overrides: list[str], steps: int, out_dir: str) -> dict:
+    sets = overrides + [f"training.max_steps={steps}", "training.save_steps=1000", f"output_dir={out_dir}"]
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", WORKER, str(ROOT / "src"), str(CONFIG), json.dumps(sets)],
+                          capture_output=True, text=True, timeout=3600, env=dict(os.environ))
+    if done.returncode != 0:
+        raise RuntimeError(f"training failed for {overrides}: {done.stderr[-2000:]}")
+    line = next(x for x in done.stdout.splitlines() if x.startswith("PEAK "))
+    result = json.loads(line[5:])
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    return result
+
+
+def estimate(overrides: list[str]) -> dict:
+    sys.path.insert(0, str(ROOT / "src"))
+    from grpokit.config import load_config
+    from grpokit.data import load_data
+    from grpokit.doctor import _load_model, memory_parts, prompt_lengths
+
+    cfg = load_config(CONFIG, overrides)
+    model, tokenizer = _load_model(cfg)  # what doctor loads
+    train_set = load_data(cfg.data)[0]
+    rows = [dict(train_set[i]) for i in range(min(200, len(train_set)))]
+    parts = memory_parts(cfg, model, prompt_lengths(tokenizer, rows), cuda=False)
+    del model
+    return parts
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--only", action="append", help="run only this variant (repeatable)")
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args(argv)
+    names = args.only or list(VARIANTS)
+    rows = []
+    for name in names:
+        overrides = VARIANTS[name]
+        parts = estimate(overrides)
+        with tempfile.TemporaryDirectory() as tmp:
+            measured = measure(overrides, args.steps, tmp)
+        row = {
+            "variant": name, "overrides": overrides,
+            "estimate_gb": round(parts["total"] / 1e9, 3),
+            "measured_peak_gb": round(measured["peak_bytes"] / 1e9, 3),
+            "ratio": round(parts["total"] / measured["peak_bytes"], 3),
+            "parts_gb": {k: round(v / 1e9, 3) for k, v in parts.items() if k not in ("total", "trainable_params")},
+            "peak_after_each_step_gb": [round(b / 1e9, 3) for b in measured["per_step"]],
+            "seconds": measured["seconds"],
+        }
+        rows.append(row)
+        print(f"{name}: estimate {row['estimate_gb']} GB, measured {row['measured_peak_gb']} GB, "
+              f"ratio {row['ratio']}", flush=True)
+    errors = [abs(r["ratio"] - 1) for r in rows]
+    result = {
+        "benchmark": "memory_estimate",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "load_avg": [round(x, 2) for x in os.getloadavg()]},
+        "config": str(CONFIG.relative_to(ROOT)),
+        "steps": args.steps,
+        "variants": rows,
+        "median_abs_error": round(statistics.median(errors), 3) if errors else None,
+        "worst_ratio": max((r["ratio"] for r in rows), key=lambda x: abs(x - 1), default=None),
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: result[k] for k in ("median_abs_error", "worst_ratio")}))
+    return result
+
+
+if __name__ == "__main__":
+    main()
