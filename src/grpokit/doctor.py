@@ -290,7 +290,8 @@ def config_checks(cfg: Any, model: Any, tokenizer: Any, rows: Sequence[dict[str,
         optim=training.get("optim"), beta=float(training.get("beta", 0.0) or 0.0),
         per_device_batch=per_device, generation_batch=per_device * accum,
         prompt_len=max(p_lens) if p_lens else 256, completion_len=limit,
-        gradient_checkpointing=bool(training.get("gradient_checkpointing")),
+        # transformers 5 calls it activation_checkpointing; the new name wins where both are given.
+        gradient_checkpointing=bool(training.get("activation_checkpointing", training.get("gradient_checkpointing"))),
     )
     available, where = available_memory(cuda)
     checks += check_memory(parts, available, where)

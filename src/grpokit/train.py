@@ -16,6 +16,7 @@ from typing import Iterable
 
 from grpokit import checkpoints as ckpts
 from grpokit import profiles
+from grpokit.checkpointing_names import quiet_model_alias
 from grpokit.config import RunConfig, RewardSpec, StageConfig, dump_yaml
 from grpokit.errors import ConfigError, RunError
 from grpokit.ranks import is_main_process
@@ -186,7 +187,8 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
     for cb in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(cb)  # our progress line replaces them
     try:
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
+            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     except (ConfigError, RunError):
         raise
     except Exception as exc:
