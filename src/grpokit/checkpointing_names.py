@@ -28,7 +28,9 @@ RENAMED = (
 )
 
 # The exact start of transformers' messages for the three model aliases (modeling_utils.py); nothing else.
-MODEL_ALIAS_MESSAGE = r"`(is_gradient_checkpointing|gradient_checkpointing_enable|gradient_checkpointing_disable)` is deprecated"
+MODEL_ALIAS_MESSAGE = (
+    r"`(is_gradient_checkpointing|gradient_checkpointing_enable|gradient_checkpointing_disable)` is deprecated"
+)
 
 
 def new_names(kwargs: dict[str, Any], config_class) -> dict[str, Any]:
