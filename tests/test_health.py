@@ -33,6 +33,96 @@ def test_each_failure_raises_only_its_alert(scenario, expected, seed):
     assert {a.rule for a in alerts} == expected, [a.message for a in alerts]
 
 
+@pytest.mark.parametrize("scenario,expected", SCENARIO_CASES)
+def test_each_failure_raises_only_its_alert_when_the_run_length_is_known(scenario, expected):
+    # The live callback knows the run's length (patience capped for short runs); 60 steps keep every rule.
+    alerts = replay(history(scenario), HealthConfig(expected_logged_steps=60, **CFG))
+    assert {a.rule for a in alerts} == expected, [a.message for a in alerts]
+
+
+def _clipped(ratios):
+    # Logs with a healthy learning signal, so truncation is the only thing to see.
+    return [{"step": i, "loss": 0.0, "reward": 0.3 + 0.01 * i, "reward_std": 0.35, "frac_reward_zero_std": 0.0,
+             "completions/clipped_ratio": r, "completions/mean_length": 80.0}
+            for i, r in enumerate(ratios, start=1)]
+
+
+@pytest.mark.parametrize(
+    "ratios, expected_logs, alert_steps",
+    [
+        # The reported case: 3 steps, 50-75% cut. A short run has no time to recover: alert on step 2.
+        ([0.5, 0.75, 0.625], 3, [2]),
+        # The measured demo's first 3 steps (benchmarks/results/demo.json): alert once 2 in a row are high.
+        ([0.375, 0.5, 0.75], 3, [3]),
+        # Without the run's length the same 3 logs wait for the long-run patience (10): nothing yet.
+        ([0.5, 0.75, 0.625], None, []),
+        # Every completion cut: confirmed after truncation_steps=2 whatever the run's length.
+        ([1.0, 1.0, 1.0], None, [2]),
+        # Half cut for a long stretch of a long run: sustained_truncation_steps=10.
+        ([0.6] * 30, 200, [10]),
+        # ... and on a 30-step run, a quarter of it (8 logged steps).
+        ([0.6] * 30, 30, [8]),
+        # The early-run pattern of a healthy 30-step run (half cut for 4 steps, then falling) stays quiet.
+        ([0.4, 0.5, 0.75, 0.5, 0.75, 0.4, 0.1] + [0.1] * 23, 30, []),
+        # Below the lower level nothing fires, however long it lasts.
+        ([0.45] * 30, 30, []),
+    ],
+)
+def test_truncation_alerts_on_short_runs(ratios, expected_logs, alert_steps):
+    alerts = replay(_clipped(ratios), HealthConfig(expected_logged_steps=expected_logs, max_completion_length=96))
+    assert [(a.rule, a.step) for a in alerts] == [("truncation", s) for s in alert_steps], [a.message for a in alerts]
+
+
+def test_measured_demo_run_raises_no_truncation_alert():
+    # The real 30-step CPU demo cuts up to 75% of completions early, then learns to stop: that is
+    # healthy, and skill/healthy-values.md says its only alert is reward_stuck at step 29.
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "demo.json"
+    metrics = json.loads(demo.read_text())["metrics"]
+    alerts = replay(metrics, HealthConfig(max_completion_length=96, expected_logged_steps=len(metrics)))
+    assert [(a.rule, a.step) for a in alerts] == [("reward_stuck", 29)]
+
+
+@pytest.mark.parametrize(
+    "key, expected_logs, patience",
+    [
+        ("no_signal_steps", None, 5),                # run length unknown: the configured value
+        ("no_signal_steps", 200, 5),                 # long run: unchanged
+        ("no_signal_steps", 3, 2),                   # 3-step run: 2 in a row instead of never
+        ("sustained_truncation_steps", 30, 8),       # a quarter of a 30-step run
+        ("sustained_truncation_steps", 1, 1),        # never more than the whole run
+        ("kl_steps", 3, 1),                          # never more than configured
+    ],
+)
+def test_patience_is_capped_on_short_runs(key, expected_logs, patience):
+    assert HealthConfig(expected_logged_steps=expected_logs).patience(key) == patience
+
+
+def test_callback_learns_the_run_length(tmp_path):
+    cb = HealthCallback({}, run_dir=tmp_path, console=_QuietConsole())
+    args = SimpleNamespace(max_completion_length=64, output_dir=str(tmp_path), logging_steps=1)
+    state = SimpleNamespace(global_step=0, is_world_process_zero=True, max_steps=12, logging_steps=2)
+    cb.on_train_begin(args, state, SimpleNamespace())
+    assert cb.config.expected_logged_steps == 6  # 12 steps, a log every 2
+
+
+def test_every_threshold_is_documented():
+    # skill/troubleshooting.md renders each row's threshold and patience with these defaults;
+    # a HealthConfig key no row names would be a knob users cannot find.
+    from dataclasses import fields
+
+    from grpokit.symptoms import SYMPTOMS
+
+    defaults = HealthConfig().to_dict()
+    general = {"enabled", "stop_on_critical", "disable", "realert_steps", "clear_steps", "expected_logged_steps"}
+    documented = {key for s in SYMPTOMS for key in s.keys}
+    assert documented <= set(defaults)
+    assert {f.name for f in fields(HealthConfig)} - general == documented
+    for s in SYMPTOMS:
+        assert s.threshold.format(**defaults) and s.patience.format(**defaults), s.rule
+
+
 def test_every_rule_has_a_scenario():
     # A rule without a synthetic history is a rule nobody has seen fire.
     assert {SCENARIOS[s][0] for s in SCENARIOS} - {None} == set(RULES)
@@ -101,6 +191,8 @@ def test_finite(raw, expected):
     ({"disable": ["kl"]}, "kl_blowup"),            # unknown rule id lists the real ones
     ({"kl_max": "high"}, "must be a number"),      # caught at load, not as a TypeError mid-run
     ({"stop_on_critical": "yes"}, "true or false"),  # a string is not a bool
+    ({"sustained_clipped_ratio": 0.9}, "must not exceed health.clipped_ratio"),  # the slow level is the lower one
+    ({"expected_logged_steps": 0}, "at least 1"),  # a run of no logs has nothing to cap
 ])
 def test_health_config_errors(data, needle):
     with pytest.raises(ConfigError, match=needle):

@@ -56,6 +56,11 @@ def _explain(proc: subprocess.CompletedProcess) -> str:
     return "\n".join(ranked[:40]) + "\n...\n" + "\n".join(lines[-60:])
 
 
+def _said(proc: subprocess.CompletedProcess, start: str) -> list[str]:
+    """The console lines (stdout and stderr) that start with `start`."""
+    return [line for line in (proc.stdout + proc.stderr).splitlines() if line.startswith(start)]
+
+
 def _steps(run_dir: Path) -> list[int]:
     return [json.loads(line)["step"] for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
 
@@ -89,6 +94,12 @@ def test_two_process_cpu_run_logs_once_and_resumes(tmp_path):
     assert {p.name for p in checkpoints[-1].glob("rng_state_*.pth")} == {"rng_state_0.pth", "rng_state_1.pth"}
     # One set of logs: rank 0 alone writes metrics.jsonl, one line per step.
     assert _steps(run_dir) == [1, 2]
+    # One narrator too: the run's console lines come from rank 0 alone, not once per process.
+    assert len(_said(first, "run directory:")) == 1, first.stdout
+    assert [line.split()[1] for line in _said(first, "step ")] == ["1/2", "2/2"], first.stdout
+    assert len(_said(first, "done:")) == 1, first.stdout
+    alerts = (run_dir / "alerts.jsonl").read_text().splitlines()
+    assert len(_said(first, "health ")) == len(alerts), first.stderr  # each alert printed once
 
     # A crash after checkpoint-2 was saved leaves no finished-stage marker: emulate it, then resume
     # with a longer run from what the two processes saved.
@@ -101,3 +112,6 @@ def test_two_process_cpu_run_logs_once_and_resumes(tmp_path):
     # Resumed, not restarted: the earlier checkpoints were not written again.
     assert {p: p.stat().st_mtime_ns for p in saved} == saved
     assert _steps(run_dir) == [1, 2, 3]  # the step counter continued, nothing logged twice
+    assert len(_said(second, "resuming run from")) == 1, second.stdout
+    assert len(_said(second, "run directory:")) == 1, second.stdout
+    assert [line.split()[1] for line in _said(second, "step ")] == ["3/3"], second.stdout

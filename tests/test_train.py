@@ -81,6 +81,23 @@ def test_two_step_run_writes_the_run_directory(tiny, tmp_path):
     assert (run_dir / "checkpoints" / "final" / "adapter_model.safetensors").is_file()
 
 
+def test_training_prints_no_checkpointing_future_warning(tiny, tmp_path):
+    # transformers 5 renamed gradient checkpointing; TRL 1.16 and peft still use the old names and
+    # would print a FutureWarning on every run. Checkpointing on, so TRL's disable/enable path runs too.
+    import warnings
+
+    from grpokit.train import train
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_dir = train(from_dict(run_config(tiny, tmp_path / "run", max_steps=1, gradient_checkpointing=True)))
+    renamed = [f"{w.filename}:{w.lineno}: {w.message}" for w in caught
+               if issubclass(w.category, FutureWarning) and "checkpointing" in str(w.message)]
+    assert renamed == []
+    assert [m["step"] for m in read_jsonl(run_dir / "metrics.jsonl")] == [1]  # it did train
+    assert load_config(run_dir / "config.yaml").training["gradient_checkpointing"] is True
+
+
 DRIVER = textwrap.dedent(
     """
     import os, sys, time

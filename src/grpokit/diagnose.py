@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grpokit.health_rules import HealthConfig, finite, is_train_log, replay
+from grpokit.health_rules import HealthConfig, expected_logged_steps, finite, is_train_log, replay
 from grpokit.symptoms import BY_RULE, SYMPTOMS, Symptom, to_markdown  # noqa: F401  (to_markdown re-exported)
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -133,6 +133,9 @@ def health_config_for(config: dict[str, Any], metrics: list[dict[str, Any]] | No
     if hc.max_completion_length is None and isinstance(training, dict):
         limit = finite(training.get("max_completion_length"))
         hc.max_completion_length = int(limit) if limit else None
+    if hc.expected_logged_steps is None and isinstance(training, dict):
+        # The live callback caps patience by the run's length; the replay must judge the same way.
+        hc.expected_logged_steps = expected_logged_steps(training.get("max_steps"), training.get("logging_steps", 1))
     if hc.max_completion_length is None and metrics:
         clipped = [finite(r.get("completions/max_length")) for r in metrics
                    if (finite(r.get("completions/clipped_ratio")) or 0) > 0]

@@ -33,6 +33,44 @@ def reward_catalogue() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def alert_thresholds() -> str:
+    """When each live alert fires, with HealthConfig's defaults filled in and the keys that change them."""
+    from grpokit.health_rules import HealthConfig
+    from grpokit.symptoms import SYMPTOMS
+
+    defaults = HealthConfig().to_dict()
+    lines = [
+        "Every threshold is a key of the run config's `health:` section (`grpokit.health_rules.HealthConfig`), "
+        "e.g. `health: {clipped_ratio: 0.9, no_signal_steps: 8}` or `--set health.kl_max=1.0`; "
+        "`health: {disable: [reward_stuck]}` switches a rule off.",
+        "",
+        "| Alert | Fires when (defaults) | Patience (defaults) | `health:` keys |",
+        "| --- | --- | --- | --- |",
+    ]
+    for s in SYMPTOMS:
+        keys = ", ".join(f"`{k}`" for k in s.keys) or "(none: `disable` only)"
+        lines.append(f"| `{s.rule}` ({s.severity}) | {s.threshold.format(**defaults)} "
+                     f"| {s.patience.format(**defaults)} | {keys} |")
+    cap = HealthConfig(expected_logged_steps=3)
+    lines += [
+        "",
+        "Patience counts logged steps (one per `training.logging_steps`). On a short run every patience is "
+        "capped at a quarter of the run's logged steps (at least 2, at most all of them), so a run too short "
+        f"for the configured patience still gets its alerts: on a 3-step run `no_signal_steps` "
+        f"{defaults['no_signal_steps']} becomes {cap.patience('no_signal_steps')} and `sustained_truncation_steps` "
+        f"{defaults['sustained_truncation_steps']} becomes {cap.patience('sustained_truncation_steps')}. The "
+        "run's length is read from the trainer (`expected_logged_steps` overrides it). Windows "
+        "(`stuck_window`, `length_window`) are not capped: a trend needs that many points.",
+        "",
+        f"An alert fires when its condition starts; while it holds it repeats every `realert_steps` "
+        f"({defaults['realert_steps']}) logged steps, and it must stay clear for `clear_steps` "
+        f"({defaults['clear_steps']}) before it can alert anew. A cause hides the symptoms it explains "
+        "(truncation and collapse hide no_learning_signal, for example), so one failure raises one alert. "
+        "`stop_on_critical: true` saves a checkpoint and stops on a critical alert.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def troubleshooting() -> str:
     from grpokit import symptoms
     from grpokit.diagnose import explain_loss
@@ -40,7 +78,8 @@ def troubleshooting() -> str:
     return (HEADER + "\n# Troubleshooting: symptom -> cause -> fix\n\n"
             "The same table drives the live alerts (`grpokit.health`), `grpokit report` and "
             "`grpokit doctor`; each row's rule is the `rule` field of `alerts.jsonl`.\n\n"
-            + symptoms.to_markdown().rstrip() + "\n\n## Reading the loss\n\n" + explain_loss().rstrip() + "\n")
+            + symptoms.to_markdown().rstrip() + "\n\n## When each alert fires\n\n" + alert_thresholds().rstrip()
+            + "\n\n## Reading the loss\n\n" + explain_loss().rstrip() + "\n")
 
 
 PAGES = {"skill/rewards.md": reward_catalogue, "skill/troubleshooting.md": troubleshooting}

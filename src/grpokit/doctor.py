@@ -265,8 +265,6 @@ def config_checks(cfg: Any, model: Any, tokenizer: Any, rows: Sequence[dict[str,
                   probe_prompts: int = 4, cuda: bool | None = None) -> list[Check]:
     """Memory, token lengths and the probe for a loaded config (duck-typed: RunConfig or a namespace)."""
     training = _training(cfg)
-    mcfg = _get(cfg, "model")
-    lora = _get(mcfg, "lora")
     hc = HealthConfig.from_dict(_get(cfg, "health", {}) or {})
     num_generations = int(training.get("num_generations", 8) or 8)
     limit = int(training.get("max_completion_length", 256) or 256)
@@ -318,7 +316,8 @@ def memory_parts(cfg: Any, model: Any, prompt_lens: Sequence[int], *, cuda: bool
         per_device_batch=per_device, generation_batch=per_device * accum,
         prompt_len=max(prompt_lens) if prompt_lens else 256,
         completion_len=int(training.get("max_completion_length", 256) or 256),
-        gradient_checkpointing=bool(training.get("gradient_checkpointing")),
+        # transformers 5 calls it activation_checkpointing; the new name wins where both are given.
+        gradient_checkpointing=bool(training.get("activation_checkpointing", training.get("gradient_checkpointing"))),
         act_bytes=2.0 if (autocast or weight_bytes < 4) else 4.0,
         runtime=0.0 if cuda else CPU_RUNTIME_BYTES,
     )

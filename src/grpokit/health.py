@@ -23,6 +23,7 @@ from grpokit.health_rules import (  # noqa: F401  (re-exported: the public healt
     Alert,
     HealthConfig,
     HealthMonitor,
+    expected_logged_steps,
     is_train_log,
     replay,
 )
@@ -139,6 +140,9 @@ class HealthCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         if self.config.max_completion_length is None:
             self.config.max_completion_length = getattr(args, "max_completion_length", None)
+        if self.config.expected_logged_steps is None:
+            every = getattr(state, "logging_steps", None) or getattr(args, "logging_steps", 1)
+            self.config.expected_logged_steps = expected_logged_steps(getattr(state, "max_steps", None), every)
         if self.run_dir is None:
             self.run_dir = Path(args.output_dir)
         if state.is_world_process_zero:

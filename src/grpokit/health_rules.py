@@ -31,13 +31,19 @@ class HealthConfig:
     realert_steps: int = 50             # repeat a still-firing alert after this many logged steps
     clear_steps: int = 5                # a rule must stay clear this long before it can alert anew
     max_completion_length: int | None = None  # filled from the trainer's args when left empty
+    # Logged steps the run will have (max_steps / logging_steps), filled from the trainer when left empty.
+    # A patience longer than a short run would never be met, so every patience is capped at a quarter
+    # of the run (at least 2 logged steps, at most the whole run); see `patience`.
+    expected_logged_steps: int | None = None
     # no_learning_signal
     zero_std_frac: float = 0.9          # frac_reward_zero_std at or above this ...
     min_reward_std: float = 0.1         # ... or reward_std below this ...
     no_signal_steps: int = 5            # ... for this many logged steps in a row
-    # truncation
-    clipped_ratio: float = 0.8
-    truncation_steps: int = 2
+    # truncation: most completions cut is confirmed fast; half of them cut must persist
+    clipped_ratio: float = 0.8          # completions/clipped_ratio at or above this ...
+    truncation_steps: int = 2           # ... for this many logged steps in a row
+    sustained_clipped_ratio: float = 0.5  # or at or above this (early steps of a healthy run get here) ...
+    sustained_truncation_steps: int = 10  # ... for this many (capped on short runs, which have no time to recover)
     # collapse
     entropy_drop: float = 0.3           # entropy below this share of its starting value
     min_distinct_frac: float = 0.3      # or distinct completions per group below this share
@@ -59,15 +65,34 @@ class HealthConfig:
         unknown = [r for r in self.disable if r not in RULES]
         if unknown:
             raise ConfigError(f"health.disable: unknown rule(s) {unknown}; the rules are {list(RULES)}")
-        for name in ("zero_std_frac", "clipped_ratio", "entropy_drop", "min_distinct_frac",
-                     "length_limit_frac", "max_none_frac"):
+        for name in ("zero_std_frac", "clipped_ratio", "sustained_clipped_ratio", "entropy_drop",
+                     "min_distinct_frac", "length_limit_frac", "max_none_frac"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"health.{name} is a share and must be between 0 and 1, got {value}")
-        for name in ("no_signal_steps", "truncation_steps", "collapse_steps", "kl_steps",
-                     "stuck_window", "length_window", "unscorable_steps", "realert_steps", "clear_steps"):
+        for name in ("no_signal_steps", "truncation_steps", "sustained_truncation_steps", "collapse_steps",
+                     "kl_steps", "stuck_window", "length_window", "unscorable_steps", "realert_steps", "clear_steps"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"health.{name} must be at least 1, got {getattr(self, name)}")
+        if self.sustained_clipped_ratio > self.clipped_ratio:
+            raise ConfigError(
+                f"health.sustained_clipped_ratio ({self.sustained_clipped_ratio}) is the lower, slower truncation "
+                f"level and must not exceed health.clipped_ratio ({self.clipped_ratio}); lower it or raise "
+                f"clipped_ratio")
+        if self.expected_logged_steps is not None and int(self.expected_logged_steps) < 1:
+            raise ConfigError(f"health.expected_logged_steps must be at least 1, got {self.expected_logged_steps}")
+
+    def patience(self, key: str) -> int:
+        """The patience named `key` (a *_steps field), as it applies to this run.
+
+        On a run of N logged steps it is at most max(2, ceil(N / 4)) and at most N: a 3-step run
+        alerts after 2 steps in a row instead of never, a 200-step run keeps the configured value.
+        """
+        steps = int(getattr(self, key))
+        total = self.expected_logged_steps
+        if total:
+            steps = min(steps, max(2, math.ceil(total / 4)), int(total))
+        return max(1, steps)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> "HealthConfig":
@@ -89,7 +114,8 @@ class HealthConfig:
             if isinstance(default, bool):
                 if not isinstance(value, bool):
                     raise ConfigError(f"health.{key} must be true or false, got {value!r}")
-            elif isinstance(default, (int, float)) or (key == "max_completion_length" and value is not None):
+            elif isinstance(default, (int, float)) or (key in ("max_completion_length", "expected_logged_steps")
+                                                       and value is not None):
                 kind = float if isinstance(default, float) else int
                 try:
                     data[key] = kind(value)
@@ -167,8 +193,9 @@ class History:
         return finite(self.latest.get(key))
 
 
-# A rule returns (holds_now, value, threshold, message) given history and config.
-Check = tuple[bool, float | None, float | None, str]
+# A rule returns (holds_now, value, threshold, message) given history and config, and may add a
+# fifth item: the HealthConfig key of the patience this reading needs (default: PATIENCE[rule]).
+Check = tuple
 Rule = Callable[[History, HealthConfig], Check]
 
 NOT_NOW: Check = (False, None, None, "")
@@ -186,13 +213,20 @@ def rule_no_learning_signal(h: History, c: HealthConfig) -> Check:
 
 
 def rule_truncation(h: History, c: HealthConfig) -> Check:
+    # Two levels share one streak of steps at or above the lower one: most completions cut
+    # (clipped_ratio) is confirmed after truncation_steps; half of them cut, which the first steps
+    # of a healthy run also show before the model learns to stop, must last sustained_truncation_steps.
     clipped = h.now("completions/clipped_ratio")
-    if clipped is not None and clipped >= c.clipped_ratio:
-        length = h.now("completions/mean_length")
-        limit = f" of max_completion_length={c.max_completion_length}" if c.max_completion_length else ""
-        extra = f", mean length {length:.0f}{limit}" if length is not None else ""
-        return (True, clipped, c.clipped_ratio, f"{clipped:.0%} of completions hit the length limit{extra}")
-    return NOT_NOW
+    if clipped is None or clipped < c.sustained_clipped_ratio:
+        return NOT_NOW
+    length = h.now("completions/mean_length")
+    limit = f" of max_completion_length={c.max_completion_length}" if c.max_completion_length else ""
+    extra = f", mean length {length:.0f}{limit}" if length is not None else ""
+    message = f"{clipped:.0%} of completions hit the length limit{extra}"
+    recent = h.last("completions/clipped_ratio", c.patience("truncation_steps"))
+    if all(value >= c.clipped_ratio for value in recent):
+        return (True, clipped, c.clipped_ratio, message, "truncation_steps")
+    return (True, clipped, c.sustained_clipped_ratio, message, "sustained_truncation_steps")
 
 
 def rule_collapse(h: History, c: HealthConfig) -> Check:
@@ -325,7 +359,7 @@ class HealthMonitor:
     def __init__(self, config: HealthConfig | None = None):
         self.config = config or HealthConfig()
         c = self.config
-        self.history = History(maxlen=max(c.stuck_window, c.length_window, 8))
+        self.history = History(maxlen=max(c.stuck_window, c.length_window, c.truncation_steps, 8))
         self._streak: dict[str, int] = {r: 0 for r in RULES}
         self._firing_since: dict[str, int] = {}   # rule -> logged-step index of its last alert
         self._clear: dict[str, int] = {r: 0 for r in RULES}  # logged steps in a row a rule has been clear
@@ -342,7 +376,7 @@ class HealthMonitor:
         checks = {rule: func(self.history, self.config) for rule, func in self._rules.items()}
         holding = {rule for rule, check in checks.items() if check[0]}
         new: list[Alert] = []
-        for rule, (holds, value, threshold, message) in checks.items():
+        for rule, (holds, value, threshold, message, *patience_key) in checks.items():
             # Suppression looks at raw conditions, not patience, so a slow-to-confirm
             # cause still hides a fast-to-confirm symptom.
             if holds and any(cause in holding for cause in SUPPRESSED_BY.get(rule, ())):
@@ -352,7 +386,8 @@ class HealthMonitor:
             if self._clear[rule] >= self.config.clear_steps:
                 # Hysteresis: a noisy metric hovering at a threshold raises one alert, not one per crossing.
                 self._firing_since.pop(rule, None)
-            need = int(getattr(self.config, PATIENCE[rule])) if rule in PATIENCE else 1
+            key = patience_key[0] if patience_key else PATIENCE.get(rule)
+            need = self.config.patience(key) if key else 1
             if self._streak[rule] < need:
                 continue
             since = self._firing_since.get(rule)
@@ -376,6 +411,18 @@ def is_train_log(logs: dict[str, Any]) -> bool:
     if "train_runtime" in logs:
         return False
     return any(key in logs for key in ("loss", "reward", "reward_std", "grad_norm"))
+
+
+def expected_logged_steps(max_steps: Any, logging_steps: Any) -> int | None:
+    """How many training logs a run of `max_steps` writes (None when its length is not known yet)."""
+    total, every = finite(max_steps), finite(logging_steps)
+    if not total or total <= 0:
+        return None
+    if not every or every <= 0:
+        every = 1.0
+    if every < 1:  # transformers reads a value under 1 as a share of max_steps
+        every = max(1.0, math.ceil(total * every))
+    return max(1, int(total // every))
 
 
 def replay(records: list[dict[str, Any]], config: HealthConfig | None = None) -> list[Alert]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from grpokit import optional
+from grpokit.checkpointing_names import quiet_model_alias
 from grpokit.errors import ConfigError, RunError
 
 BUNDLED = {
@@ -145,11 +146,13 @@ def load_model(mcfg, *, dtype: str = "float32", backend: str = "transformers", a
     if adapter is not None:
         from peft import PeftModel
 
-        model = PeftModel.from_pretrained(model, adapter, is_trainable=trainable)
+        with quiet_model_alias():  # peft reads the deprecated is_gradient_checkpointing
+            model = PeftModel.from_pretrained(model, adapter, is_trainable=trainable)
     elif mcfg.lora is not None and trainable:
         from peft import get_peft_model
 
-        model = get_peft_model(model, peft_config(mcfg.lora))
+        with quiet_model_alias():
+            model = get_peft_model(model, peft_config(mcfg.lora))
     return model, tokenizer
 
 

@@ -205,7 +205,9 @@ def build_grpo_config(cfg: RunConfig, stage: StageConfig | None = None, *, outpu
     """
     from trl import GRPOConfig
 
-    kwargs = grpo_kwargs(cfg, stage, output_dir=output_dir, **hardware)
+    from grpokit.checkpointing_names import new_names
+
+    kwargs = new_names(grpo_kwargs(cfg, stage, output_dir=output_dir, **hardware), GRPOConfig)
     try:
         return GRPOConfig(**kwargs)
     except (TypeError, ValueError) as exc:

@@ -18,6 +18,11 @@ class Symptom:
     looks_like: str    # what the curves show
     cause: str         # why it happens
     fix: str           # what to change, with grpokit config keys
+    # When the live rule fires, as templates over HealthConfig fields ({clipped_ratio} -> 0.8),
+    # and the `health:` keys that change it; docgen renders them with the defaults.
+    threshold: str = ""
+    patience: str = ""
+    keys: tuple[str, ...] = ()
 
 
 SYMPTOMS: tuple[Symptom, ...] = (
@@ -36,13 +41,17 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Give partial credit (add a format reward such as incremental_format), use easier prompts or "
             "a curriculum (stages:), raise training.num_generations, or raise training.temperature."
         ),
+        threshold="frac_reward_zero_std >= {zero_std_frac}, or reward_std < {min_reward_std}",
+        patience="{no_signal_steps} logged steps in a row",
+        keys=("zero_std_frac", "min_reward_std", "no_signal_steps"),
     ),
     Symptom(
         rule="truncation",
         title="Completions cut at the length limit",
         severity="warning",
         metrics=("completions/clipped_ratio", "completions/mean_length"),
-        looks_like="completions/clipped_ratio near 1; mean_length equal to max_completion_length.",
+        looks_like=("completions/clipped_ratio near 1, or at half or more step after step; mean_length equal to "
+                    "max_completion_length."),
         cause=(
             "max_completion_length is shorter than the answers the model writes, so completions end "
             "before the final answer and rewards that parse it score 0."
@@ -51,6 +60,10 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Raise training.max_completion_length, ask for shorter answers in data.system_prompt, add a "
             "length reward, or set training.mask_truncated_completions: true."
         ),
+        threshold="completions/clipped_ratio >= {clipped_ratio} (most cut), or >= {sustained_clipped_ratio} (half cut)",
+        patience=("{truncation_steps} logged steps in a row at >= {clipped_ratio}; "
+                  "{sustained_truncation_steps} in a row at >= {sustained_clipped_ratio}"),
+        keys=("clipped_ratio", "truncation_steps", "sustained_clipped_ratio", "sustained_truncation_steps"),
     ),
     Symptom(
         rule="collapse",
@@ -67,6 +80,10 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "(training.beta: 0.01-0.04), check the reward for a hack in completions.jsonl, and resume from "
             "a checkpoint before the fall."
         ),
+        threshold=("entropy < {entropy_drop} x its start (median of the first 3 logs), "
+                   "or completions/distinct_frac < {min_distinct_frac}"),
+        patience="{collapse_steps} logged steps in a row",
+        keys=("entropy_drop", "min_distinct_frac", "collapse_steps"),
     ),
     Symptom(
         rule="kl_blowup",
@@ -82,6 +99,9 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Lower training.learning_rate (e.g. halve it), raise training.beta, lower "
             "training.max_grad_norm, and resume from the last checkpoint where kl was low."
         ),
+        threshold="kl > {kl_max}",
+        patience="{kl_steps} logged step(s) in a row",
+        keys=("kl_max", "kl_steps"),
     ),
     Symptom(
         rule="non_finite",
@@ -98,6 +118,9 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "keep training.max_grad_norm at 1.0, and check rewards with `grpokit rewards test`. "
             "Resume from the last checkpoint."
         ),
+        threshold="loss or grad_norm is NaN, inf or None",
+        patience="at once (1 logged step)",
+        keys=(),
     ),
     Symptom(
         rule="reward_stuck",
@@ -114,6 +137,9 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "curve for a reward that fights the others, lower the weight of the format reward once it is "
             "learned, or raise model.lora.r."
         ),
+        threshold="the fitted rise of reward over the window < {stuck_min_gain} x the mean reward_std",
+        patience="a window of {stuck_window} logged steps (not capped: a shorter run never gets this alert)",
+        keys=("stuck_window", "stuck_min_gain"),
     ),
     Symptom(
         rule="length_drift",
@@ -130,6 +156,10 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "dr_grpo to remove the length bias, or raise training.max_completion_length if long answers "
             "are what you want."
         ),
+        threshold=("mean completion length >= {length_limit_frac} x max_completion_length and rising over "
+                   "the window"),
+        patience="a window of {length_window} logged steps (not capped: a shorter run never gets this alert)",
+        keys=("length_limit_frac", "length_window", "max_completion_length"),
     ),
     Symptom(
         rule="reward_unscorable",
@@ -145,6 +175,9 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Check data.answer_column and the columns the reward reads (`grpokit rewards list`), run "
             "`grpokit rewards test` on a few samples, and look at the first error in alerts.jsonl."
         ),
+        threshold="a reward's None share or error share > {max_none_frac}, or its mean is missing (None)",
+        patience="{unscorable_steps} logged steps in a row",
+        keys=("max_none_frac", "unscorable_steps"),
     ),
 )
 

@@ -16,9 +16,11 @@ from typing import Iterable
 
 from grpokit import checkpoints as ckpts
 from grpokit import profiles
+from grpokit.checkpointing_names import quiet_model_alias
 from grpokit.config import RunConfig, RewardSpec, StageConfig, dump_yaml
 from grpokit.errors import ConfigError, RunError
-from grpokit.train_callbacks import MetricsCallback, RewardRecorder, _is_main, trim_metrics
+from grpokit.ranks import is_main_process
+from grpokit.train_callbacks import MetricsCallback, RewardRecorder, trim_metrics
 
 FINAL = "final"
 DONE = "grpokit_stage_done.json"
@@ -98,7 +100,7 @@ def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
             f"(--set name=...) or output_dir"
         )
     run_dir.mkdir(parents=True, exist_ok=True)
-    if _is_main():
+    if is_main_process():
         ckpts.atomic_write_text(run_dir / "config.yaml", dump_yaml(cfg))
     return run_dir
 
@@ -138,7 +140,7 @@ def _warn_if_cpu_busy(console) -> None:
     from grpokit import optional
     from grpokit.doctor_checks import check_cpu_load
 
-    if console is None or not _is_main() or optional.cuda_available():
+    if console is None or not is_main_process() or optional.cuda_available():
         return
     check = check_cpu_load()
     if check.status == "warn":
@@ -158,12 +160,12 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
     args.reward_weights = weights
 
     root = Path(args.output_dir)
-    checkpoint = ckpts.latest_complete(root, remove_broken=_is_main()) if resume else None
-    if checkpoint is not None and _is_main():
+    checkpoint = ckpts.latest_complete(root, remove_broken=is_main_process()) if resume else None
+    if checkpoint is not None and is_main_process():
         trim_metrics(run_dir / "metrics.jsonl", stage_name, ckpts.step_of(checkpoint))
         if console is not None:
             console.print(f"resuming {stage_name or 'run'} from {checkpoint}")
-    elif resume and _is_main():
+    elif resume and is_main_process():
         trim_metrics(run_dir / "metrics.jsonl", stage_name, 0)
 
     health = health_callbacks(cfg, run_dir)
@@ -199,7 +201,8 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
     for cb in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(cb)  # our progress line replaces them
     try:
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
+            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     except (ConfigError, RunError):
         raise
     except Exception as exc:

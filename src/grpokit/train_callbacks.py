@@ -15,10 +15,7 @@ from typing import Callable
 from transformers import TrainerCallback
 
 from grpokit.completions import prompt_text, to_text
-
-
-def _is_main() -> bool:
-    return int(os.environ.get("RANK", "0") or 0) == 0
+from grpokit.ranks import is_main_process
 
 
 def _jsonable(value):
@@ -75,7 +72,7 @@ class RewardRecorder:
         if key != self._batch_key:
             self._batch_key, self._scores = key, {}
         self._scores[name] = list(scores)
-        if len(self._scores) < len(self.names) or not _is_main():
+        if len(self._scores) < len(self.names) or not is_main_process():
             return
         state = kwargs.get("trainer_state")
         step = getattr(state, "global_step", None)

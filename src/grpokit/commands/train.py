@@ -7,13 +7,30 @@ from typing import List, Optional
 import typer
 
 
+def _run_console():
+    """The console that narrates the run: silent on every rank but 0 of a multi-process launch,
+    so `run directory`, the progress line and `done` appear once, however many processes train."""
+    from rich.console import Console
+
+    from grpokit.ranks import is_main_process
+
+    return Console(soft_wrap=True, quiet=not is_main_process())
+
+
 def _fail(console, exc: Exception) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     from grpokit.errors import ConfigError
+    from grpokit.ranks import rank
 
     code = 2 if isinstance(exc, ConfigError) else 1
     label = "config error" if code == 2 else "run failed"
-    from rich.text import Text
-
+    if rank() != 0:
+        # A failure can be one rank's alone (its own OOM, a lost peer), so every rank reports it,
+        # named, through a console that is not the muted run console.
+        label = f"rank {rank()}: {label}"
+        console = Console(soft_wrap=True)
     # The error text is printed literally: messages from gloo or paths may hold "[/...]", which is markup to rich.
     console.print(Text.assemble((f"{label}: ", "bold red"), str(exc)), highlight=False)
     raise typer.Exit(code)
@@ -26,11 +43,9 @@ def train_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="validate, print the resolved config and GRPOConfig, stop"),
 ) -> None:
     """Train from one YAML file: validate, then run every stage with checkpoints and logs."""
-    from rich.console import Console
-
     from grpokit.errors import ConfigError, RunError
 
-    console = Console(soft_wrap=True)
+    console = _run_console()
     try:
         from grpokit.config import dump_yaml, load_config
 
@@ -70,11 +85,9 @@ def demo_command(
     output_dir: Optional[str] = typer.Option(None, "--output-dir", help="where to write the run"),
 ) -> None:
     """Train the bundled model on synthetic arithmetic on this CPU (~10 min), print before/after."""
-    from rich.console import Console
-
     from grpokit.errors import ConfigError, RunError
 
-    console = Console(soft_wrap=True)
+    console = _run_console()
     try:
         from grpokit.demo import run_demo
 
