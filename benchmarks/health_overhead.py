@@ -79,25 +79,11 @@ def time_on_log(steps: int = 500) -> dict:
 
 
 def _tiny_trainer_parts():
-    import torch
     from datasets import Dataset
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3}
-    for ch in "abcdefghijklmnopqrstuvwxyz0123456789 +?=":
-        vocab.setdefault(ch, len(vocab))
-    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
-    core.decoder = decoders.Fuse()
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                  unk_token="<unk>")
-    tok.padding_side = "left"
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                         bos_token_id=1, eos_token_id=2, pad_token_id=0)
-    model = LlamaForCausalLM(config)
+    from benchmarks.tiny_model import build_tiny_model
+
+    model, tok = build_tiny_model(hidden_size=64, num_attention_heads=4, num_key_value_heads=2)
     data = Dataset.from_list([{"prompt": f"what is {i} + {i} ?", "answer": str(2 * i)} for i in range(64)])
     return model, tok, data
 

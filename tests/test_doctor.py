@@ -1,4 +1,4 @@
-"""doctor: environment, memory, lengths and the probe, on a tiny random Llama built here."""
+"""doctor: environment, memory, lengths and the probe, on a tiny random Llama (benchmarks/tiny_model.py)."""
 import json
 import subprocess
 import sys
@@ -18,32 +18,15 @@ from grpokit.doctor_checks import (
     percentile,
 )
 
-CHARS = list("abcdefghijklmnopqrstuvwxyz0123456789 +?=<>/.,:\n")
-
 
 @pytest.fixture(scope="module")
 def tiny():
-    """A 2-layer random Llama and a character tokenizer with a chat template: seconds to build."""
-    torch = pytest.importorskip("torch")
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, Regex
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    """A 2-layer random Llama (grouped-query attention) and its tokenizer, in memory: about a second."""
+    pytest.importorskip("torch")
+    from benchmarks.tiny_model import build_tiny_model
 
-    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3}
-    for ch in CHARS:
-        vocab.setdefault(ch, len(vocab))
-    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
-    core.decoder = decoders.Fuse()
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                  unk_token="<unk>")
-    tok.chat_template = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-                         "{% if add_generation_prompt %}assistant: {% endif %}")
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                         bos_token_id=1, eos_token_id=2, pad_token_id=0)
-    model = LlamaForCausalLM(config).eval()
-    return model, tok
+    model, tok = build_tiny_model(num_attention_heads=4, num_key_value_heads=2)
+    return model.eval(), tok
 
 
 def _rows(n=4):

@@ -10,7 +10,7 @@ from grpokit import models
 from grpokit.config import LoraConfig, ModelConfig
 from grpokit.errors import ConfigError
 
-from tiny_model import make_tiny_model
+from benchmarks.tiny_model import make_tiny_model
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from grpokit import checkpoints as ckpts
 from grpokit.config import from_dict, load_config
 from grpokit.rewards import names, register
 
-from tiny_model import make_tiny_model
+from benchmarks.tiny_model import make_tiny_model
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent

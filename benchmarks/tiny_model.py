@@ -1,7 +1,10 @@
 """A tiny random Llama and a small byte-level tokenizer, built offline in about a second.
 
-For tests that need a real transformers model (generation, saving, LoRA, GRPO training)
-but not a good one. Two tokenizer flavours, so tests can cover both kinds grpokit meets:
+For tests and benchmarks that need a real transformers model (generation, saving, LoRA,
+GRPO training) but not a good one. It lives here rather than in tests/ so benchmarks can
+use it without importing the test suite, and rather than in src/ so the installed package
+carries no test-only code; tests/conftest.py puts the checkout root on sys.path for it.
+Two tokenizer flavours, so tests can cover both kinds grpokit meets:
 
 - chat_format="chatml" (default): ChatML turns and a BOS token, like SmolLM2's.
 - chat_format="roles": `<|user|>...<|end|>` turns whose role markers are special tokens,
@@ -68,9 +71,9 @@ def make_tokenizer(chat_format: str = "chatml", vocab_size: int = 320):
     return tok
 
 
-def make_tiny_model(directory: str | Path, seed: int = 0, *, chat_format: str = "chatml", vocab_size: int = 320,
-                    hidden_size: int = 32, num_attention_heads: int = 2, num_key_value_heads: int = 2) -> Path:
-    """Save a 2-layer random Llama with its tokenizer to `directory`; returns it.
+def build_tiny_model(seed: int = 0, *, chat_format: str = "chatml", vocab_size: int = 320, hidden_size: int = 32,
+                     num_attention_heads: int = 2, num_key_value_heads: int = 2):
+    """(model, tokenizer): a 2-layer random Llama in memory.
 
     num_key_value_heads < num_attention_heads gives grouped-query attention, whose
     k/v projections are narrower than q's (as in most current models).
@@ -78,7 +81,6 @@ def make_tiny_model(directory: str | Path, seed: int = 0, *, chat_format: str = 
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    directory = Path(directory)
     tokenizer = make_tokenizer(chat_format, vocab_size)
     torch.manual_seed(seed)
     config = LlamaConfig(
@@ -96,6 +98,13 @@ def make_tiny_model(directory: str | Path, seed: int = 0, *, chat_format: str = 
     )
     model = LlamaForCausalLM(config)
     model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+def make_tiny_model(directory: str | Path, seed: int = 0, **options) -> Path:
+    """Save build_tiny_model(seed, **options) with its tokenizer to `directory`; returns it."""
+    directory = Path(directory)
+    model, tokenizer = build_tiny_model(seed, **options)
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
