@@ -119,3 +119,44 @@ def test_stage_overrides_layer_last():
     kwargs = profiles.grpo_kwargs(run, stage, **CPU_BF16)
     assert kwargs["max_steps"] == 7 and kwargs["max_completion_length"] == 32
     assert kwargs["output_dir"] == "runs/p/checkpoints/s"
+
+
+def _backend(run, backend):
+    run.model.backend = backend
+    return run
+
+
+@pytest.mark.parametrize(
+    "run, expected",
+    [
+        # LoRA through transformers, under every profile: every adapter gets a gradient, so no search.
+        (cfg("cpu"), False),
+        (cfg("memory"), False),
+        (cfg("vllm"), False),
+        (cfg("none"), False),
+        # Full fine-tuning: transformers decides (search unless checkpointing); unrouted experts stay safe.
+        (cfg("cpu", lora=False), None),
+        (cfg("memory", lora=False), None),
+        # Unsloth's model, under its profile or picked by hand: left to Unsloth.
+        (cfg("unsloth"), None),
+        (_backend(cfg("memory"), "unsloth"), None),
+        # The user's key wins either way.
+        (cfg("cpu", ddp_find_unused_parameters=True), True),
+        (cfg("cpu", lora=False, ddp_find_unused_parameters=False), False),
+    ],
+)
+def test_ddp_find_unused_parameters(run, expected):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", profiles.ProfileWarning)
+        kwargs = profiles.grpo_kwargs(run, **CPU_BF16)
+        args = profiles.build_grpo_config(run, check_hardware=False, **CPU_BF16)
+    assert kwargs.get("ddp_find_unused_parameters") is expected
+    assert args.ddp_find_unused_parameters is expected  # what the Trainer hands to DDP
+
+
+def test_unused_parameters_error_names_the_key():
+    # torch's DDP error when a trainable parameter produced no loss (the default above, on an MoE model).
+    ddp = RuntimeError("Expected to have finished reduction in the prior iteration before starting a new one. "
+                       "This error indicates that your module has parameters that were not used in producing loss.")
+    assert "training.ddp_find_unused_parameters: true" in profiles.unused_parameters_fix(ddp)
+    assert profiles.unused_parameters_fix(RuntimeError("CUDA out of memory")) is None

@@ -16,6 +16,9 @@
     unsloth  Unsloth's patched model (4-bit base + LoRA) and 8-bit AdamW.
     none     TRL's own defaults (plus grpokit's logging and checkpoint cadence).
 
+Under every profile, LoRA through transformers sets ddp_find_unused_parameters=False
+(see profile_defaults); the user's `training:` key wins, as for every default here.
+
 GPU-only profiles build their GRPOConfig anywhere (so `--dry-run` and tests work on a
 laptop) and fail with a clear error from `check_runtime` when a run actually starts.
 """
@@ -131,7 +134,28 @@ def profile_defaults(cfg: RunConfig, user: dict, *, cuda: bool | None = None, bn
         # TRL's defaults ask for bf16 on a GPU; without one, transformers refuses to start
         # unless told to use the CPU (bf16 then means CPU autocast).
         out["use_cpu"] = True
+    if lora and backend(cfg) == "transformers":
+        # Under DDP, transformers asks torch to look for parameters without a gradient after
+        # every backward whenever the model is a PEFT wrapper. LoRA on a text model puts every
+        # adapter in the forward pass, so the search costs a graph traversal per step, finds
+        # nothing and prints a warning on each rank. Full fine-tuning keeps transformers' rule
+        # (search unless checkpointing): every weight trains there, including weights a step can
+        # skip (unrouted MoE experts, a vision tower). Unsloth patches model and trainer itself.
+        # Where an adapter does sit on such a module, DDP fails and UNUSED_PARAMETERS_FIX says why.
+        out["ddp_find_unused_parameters"] = False
     return out
+
+
+UNUSED_PARAMETERS_FIX = (
+    "some trainable parameters got no gradient in a step (LoRA adapters on MoE experts a batch did not route "
+    "to, or on a vision tower text prompts never reach); set training.ddp_find_unused_parameters: true, or "
+    "narrow model.lora.target_modules to the language model's layers"
+)
+
+
+def unused_parameters_fix(exc: BaseException) -> str | None:
+    """The fix for DDP's error about parameters that produced no loss; None for any other error."""
+    return UNUSED_PARAMETERS_FIX if "not used in producing loss" in str(exc) else None
 
 
 def model_dtype(cfg: RunConfig, *, bf16_cpu: bool | None = None, cuda: bool | None = None) -> str:

@@ -206,6 +206,8 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
     except (ConfigError, RunError):
         raise
     except Exception as exc:
-        raise RunError(f"training {'stage ' + stage_name if stage_name else 'run'} failed: {exc!r}") from exc
+        fix = profiles.unused_parameters_fix(exc)
+        raise RunError(f"training {'stage ' + stage_name if stage_name else 'run'} failed: {exc!r}"
+                       + (f"\nFix: {fix}" if fix else "")) from exc
     _save_final(trainer, stage_final(cfg, stage), trainer.state.global_step)
     return trainer
