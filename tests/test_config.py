@@ -54,7 +54,7 @@ def with_(**changes):
 def test_defaults_fill_every_field(tmp_path):
     cfg = load_config(write(tmp_path, GOOD))
     assert cfg.model.name == "bundled:smollm2-135m-instruct"
-    assert cfg.model.lora == LoraConfig(r=16, alpha=32, dropout=0.05, target_modules="all-linear")
+    assert cfg.model.lora == LoraConfig(r=16, alpha=32, dropout=0.0, target_modules="all-linear")
     assert cfg.data.source == "synthetic:arithmetic"
     assert str(cfg.run_dir) == "runs/t"
     assert cfg.rewards[0].weight == 1.0 and cfg.rewards[0].params == {}

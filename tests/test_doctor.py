@@ -246,3 +246,39 @@ def test_cpu_load_warns_when_other_jobs_hold_the_cores():
     assert check_cpu_load(load=1.0, cores=2, threads=1).status == "ok"
     assert check_cpu_load(load=3.0, cores=16, threads=8).status == "ok"
     assert check_cpu_load(load=12.0, cores=16, threads=8).status == "warn"
+
+
+def _smollm2_shape():
+    linears = []
+    for i in range(30):
+        for name, n_in, n_out in (("q_proj", 576, 576), ("k_proj", 576, 192), ("v_proj", 576, 192),
+                                  ("o_proj", 576, 576), ("gate_proj", 576, 1536), ("up_proj", 576, 1536),
+                                  ("down_proj", 1536, 576)):
+            linears.append((f"model.layers.{i}.{name}", n_in, n_out))
+    linears.append(("lm_head", 576, 49152))
+    return ModelShape(n_params=134_515_008, hidden=576, layers=30, vocab=49152, kv_dim=192, linears=linears,
+                      heads=9)
+
+
+@pytest.mark.parametrize("dropout,measured_gb", [(0.0, 7.17), (0.05, 9.18)])
+def test_memory_estimate_matches_a_measured_cpu_run(dropout, measured_gb):
+    # Peak RSS of one real step of configs/cpu-demo.yaml (batch 8, 139 prompt + 96 completion
+    # tokens, float32, LoRA r=16, CPU), measured by benchmarks/memory_estimate.py.
+    from grpokit.doctor_checks import CPU_RUNTIME_BYTES
+
+    parts = estimate_memory(_smollm2_shape(), weight_bytes=4, lora_r=16, per_device_batch=8, generation_batch=8,
+                            prompt_len=139, completion_len=96, act_bytes=4, runtime=CPU_RUNTIME_BYTES,
+                            lora_dropout=dropout, attention_matrices=True)
+    assert parts["total"] / 1e9 == pytest.approx(measured_gb, rel=0.15)
+
+
+def test_memory_estimate_terms_move_the_right_way():
+    shape = _smollm2_shape()
+    base = dict(weight_bytes=4, lora_r=16, per_device_batch=8, prompt_len=139, completion_len=96, act_bytes=4)
+    plain = estimate_memory(shape, **base)
+    assert estimate_memory(shape, **base, lora_dropout=0.05)["activations"] > plain["activations"]
+    assert estimate_memory(shape, **base, gradient_checkpointing=True)["activations"] < plain["activations"] / 2
+    cpu = estimate_memory(shape, **base, attention_matrices=True)
+    longer = estimate_memory(shape, **{**base, "completion_len": 96 + 235}, attention_matrices=True)
+    assert longer["attention matrices"] == pytest.approx(4 * cpu["attention matrices"])  # quadratic in length
+    assert plain["logits"] == 0 < estimate_memory(shape, **base, fused_lm_head=False)["logits"]

@@ -320,7 +320,20 @@ def memory_parts(cfg: Any, model: Any, prompt_lens: Sequence[int], *, cuda: bool
         gradient_checkpointing=bool(training.get("activation_checkpointing", training.get("gradient_checkpointing"))),
         act_bytes=2.0 if (autocast or weight_bytes < 4) else 4.0,
         runtime=0.0 if cuda else CPU_RUNTIME_BYTES,
+        lora_dropout=float(_get(lora, "dropout", 0.0) or 0.0) if lora else 0.0,
+        # PyTorch's CPU attention falls back to explicit matrices under a padding mask.
+        attention_matrices=not cuda or getattr(getattr(model, "config", None), "_attn_implementation", "") == "eager",
+        fused_lm_head=_trl_has_fused_lm_head(),
     )
+
+
+def _trl_has_fused_lm_head() -> bool:
+    try:
+        from trl.trainer import utils
+
+        return hasattr(utils, "add_fused_lm_head")
+    except ImportError:
+        return True
 
 
 def _prompt_as_text(tokenizer: Any, prompt: Any) -> str:

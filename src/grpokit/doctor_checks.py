@@ -166,9 +166,7 @@ def optimizer_bytes(optim: str | None) -> float:
     return OPTIMIZER_BYTES["adamw"]
 
 
-def lora_params(linears: Iterable[tuple[str, int, int]], r: int, target_modules: str | Sequence[str]) -> int:
-    """Trainable LoRA parameters: r * (in + out) for each targeted linear layer (name, in, out)."""
-    total = 0
+def _lora_targets(linears: Iterable[tuple[str, int, int]], target_modules: str | Sequence[str]):
     for name, n_in, n_out in linears:
         leaf = name.rsplit(".", 1)[-1]
         if target_modules == "all-linear":
@@ -178,8 +176,12 @@ def lora_params(linears: Iterable[tuple[str, int, int]], r: int, target_modules:
         else:
             hit = leaf in target_modules or any(name.endswith(t) for t in target_modules)
         if hit:
-            total += r * (n_in + n_out)
-    return total
+            yield n_in, n_out
+
+
+def lora_params(linears: Iterable[tuple[str, int, int]], r: int, target_modules: str | Sequence[str]) -> int:
+    """Trainable LoRA parameters: r * (in + out) for each targeted linear layer (name, in, out)."""
+    return sum(r * (n_in + n_out) for n_in, n_out in _lora_targets(linears, target_modules))
 
 
 @dataclass
@@ -191,6 +193,7 @@ class ModelShape:
     kv_dim: int            # key/value width per layer (heads_kv * head_dim)
     linears: list[tuple[str, int, int]]
     context: int | None = None
+    heads: int = 1         # attention heads per layer
 
 
 def shape_of(model: Any) -> ModelShape:
@@ -210,23 +213,47 @@ def shape_of(model: Any) -> ModelShape:
         kv_dim=kv_heads * head_dim,
         linears=linears,
         context=getattr(cfg, "max_position_embeddings", None),
+        heads=heads,
     )
+
+
+# Measured (benchmarks/memory_estimate.py: SmolLM2-135M, float32, CPU, TRL 1.16): what the
+# forward keeps for backward per token and layer, in units of the hidden size, and how far
+# the backward pass then rises above it.
+SAVED_PER_TOKEN = 29.0        # without checkpointing
+SAVED_PER_TOKEN_CKPT = 12.0   # with it (layer inputs, plus one layer recomputed at a time), backward included
+BACKWARD_RISE = 1.4
 
 
 def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | None,
                     lora_targets: str | Sequence[str] = "all-linear", optim: str | None = None,
                     beta: float = 0.0, per_device_batch: int = 8, generation_batch: int = 8,
                     prompt_len: int = 256, completion_len: int = 256, gradient_checkpointing: bool = False,
-                    act_bytes: float = 2.0, runtime: float = 0.0) -> dict[str, float]:
-    """Peak memory by part, in bytes. A planning estimate (expect +-50%), not a measurement.
+                    act_bytes: float = 2.0, runtime: float = 0.0, lora_dropout: float = 0.0,
+                    attention_matrices: bool = False, fused_lm_head: bool = True) -> dict[str, float]:
+    """Peak memory by part, in bytes: a planning estimate calibrated on measured runs
+    (benchmarks/results/memory_estimate.json), not a measurement.
 
-    Activations follow the usual per-layer count (~34 * hidden bytes per token in 16-bit without
-    checkpointing, ~2 * hidden with it); GRPO also holds fp32 logits over the vocabulary for the
-    micro-batch, and the KV cache of a whole generation batch.
+    attention_matrices: the attention kernel materialises (heads x seq x seq) probabilities, as
+    PyTorch's CPU attention does with a padding mask; GPU flash / memory-efficient kernels do not.
+    fused_lm_head: TRL scores completions through a chunked LM head (TRL >= 1.16); older
+    versions hold the full fp32 logits of the micro-batch.
     """
     seq = prompt_len + completion_len
     full = not lora_r
     trainable = shape.n_params if full else lora_params(shape.linears, lora_r, lora_targets)
+    tokens = per_device_batch * seq * max(shape.layers, 1)
+    if gradient_checkpointing:
+        activations = tokens * shape.hidden * SAVED_PER_TOKEN_CKPT * act_bytes
+        attention = 0.0  # one layer's worth at a time
+    else:
+        activations = tokens * shape.hidden * SAVED_PER_TOKEN * act_bytes * BACKWARD_RISE
+        attention = (per_device_batch * shape.layers * shape.heads * seq * seq * 4.0 * BACKWARD_RISE
+                     if attention_matrices else 0.0)
+    if lora_r and lora_dropout > 0 and not gradient_checkpointing:
+        # Each adapted layer keeps its own dropped-out copy of its input, and the mask.
+        widths = sum(n_in for n_in, _ in _lora_targets(shape.linears, lora_targets)) / max(shape.layers, 1)
+        activations += tokens * widths * (act_bytes + 1) * BACKWARD_RISE
     parts = {
         "weights": shape.n_params * weight_bytes,
         # Without LoRA a separate frozen reference copy is loaded when beta > 0;
@@ -234,9 +261,9 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
         "reference model": shape.n_params * weight_bytes if (beta and full) else 0.0,
         "gradients": trainable * (4.0 if not full else weight_bytes),
         "optimizer": trainable * optimizer_bytes(optim) + (trainable * 4.0 if full and weight_bytes < 4 else 0.0),
-        "activations": per_device_batch * seq * shape.layers * shape.hidden
-        * (2.0 if gradient_checkpointing else 34.0) * act_bytes / 2.0,
-        "logits": per_device_batch * seq * shape.vocab * 4.0 * 2,
+        "activations": activations,
+        "attention matrices": attention,
+        "logits": 0.0 if fused_lm_head else per_device_batch * completion_len * shape.vocab * 4.0 * 3,
         "generation KV cache": generation_batch * seq * shape.layers * 2 * shape.kv_dim * act_bytes,
         # Python, torch, transformers and TRL themselves: resident on the host, not on a GPU.
         "runtime": runtime,
