@@ -277,7 +277,7 @@ def test_memory_estimate_terms_move_the_right_way():
     base = dict(weight_bytes=4, lora_r=16, per_device_batch=8, prompt_len=139, completion_len=96, act_bytes=4)
     plain = estimate_memory(shape, **base)
     assert estimate_memory(shape, **base, lora_dropout=0.05)["activations"] > plain["activations"]
-    assert estimate_memory(shape, **base, gradient_checkpointing=True)["activations"] < plain["activations"] / 2
+    assert estimate_memory(shape, **base, gradient_checkpointing=True)["activations"] < 0.7 * plain["activations"]
     cpu = estimate_memory(shape, **base, attention_matrices=True)
     longer = estimate_memory(shape, **{**base, "completion_len": 96 + 235}, attention_matrices=True)
     assert longer["attention matrices"] == pytest.approx(4 * cpu["attention matrices"])  # quadratic in length
