@@ -1,6 +1,6 @@
 """How close `grpokit doctor`'s memory estimate comes to the peak memory training really takes.
 
-    python -m benchmarks.memory_estimate [--only NAME]
+    python -m benchmarks.memory_estimate [--rounds 2] [--only NAME]
 
 Each variant of configs/cpu-demo.yaml (batch size, completion length, gradient
 checkpointing, LoRA dropout, LoRA or full fine-tuning) trains real steps in a
@@ -8,7 +8,10 @@ fresh process; the peak resident memory of that process (VmHWM) is compared with
 the estimate doctor prints for the same config and model, and with the formula
 doctor used before it was calibrated (`legacy_estimate`). Ratios
 estimate/measured and median absolute errors go to
-benchmarks/results/memory_estimate.json.
+benchmarks/results/memory_estimate.json. Peak RSS moves between identical runs
+(by up to ~20% here: where freed tensor memory lands in glibc's per-thread arenas
+depends on thread scheduling), so each variant runs `--rounds` times, rounds
+interleaved, and the median peak is compared.
 On a CPU run the whole process is what runs out of RAM, so the measurement is
 the process's peak, imports and data included.
 """
@@ -111,28 +114,36 @@ def estimate(overrides: list[str]) -> tuple[dict, float]:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="run only this variant (repeatable)")
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
     names = args.only or list(VARIANTS)
+    estimates = {name: estimate(VARIANTS[name][0]) for name in names}
+    peaks: dict[str, list] = {name: [] for name in names}
+    for _ in range(args.rounds):
+        for name in names:
+            overrides, steps = VARIANTS[name]
+            with tempfile.TemporaryDirectory() as tmp:
+                peaks[name].append(measure(overrides, steps, tmp))
+            print(f"{name}: peak {peaks[name][-1]['peak_bytes'] / 1e9:.3f} GB", flush=True)
     rows = []
     for name in names:
         overrides, steps = VARIANTS[name]
-        parts, legacy = estimate(overrides)
-        with tempfile.TemporaryDirectory() as tmp:
-            measured = measure(overrides, steps, tmp)
+        parts, legacy = estimates[name]
+        measured = statistics.median(m["peak_bytes"] for m in peaks[name])
         row = {
             "variant": name, "overrides": overrides, "steps": steps,
             "estimate_gb": round(parts["total"] / 1e9, 3),
-            "measured_peak_gb": round(measured["peak_bytes"] / 1e9, 3),
-            "ratio": round(parts["total"] / measured["peak_bytes"], 3),
+            "measured_peak_gb": round(measured / 1e9, 3),
+            "measured_each_round_gb": [round(m["peak_bytes"] / 1e9, 3) for m in peaks[name]],
+            "ratio": round(parts["total"] / measured, 3),
             "legacy_estimate_gb": round(legacy / 1e9, 3),
-            "legacy_ratio": round(legacy / measured["peak_bytes"], 3),
+            "legacy_ratio": round(legacy / measured, 3),
             "parts_gb": {k: round(v / 1e9, 3) for k, v in parts.items() if k not in ("total", "trainable_params")},
-            "peak_after_each_step_gb": [round(b / 1e9, 3) for b in measured["per_step"]],
-            "seconds": measured["seconds"],
+            "seconds": [m["seconds"] for m in peaks[name]],
         }
         rows.append(row)
-        print(f"{name}: estimate {row['estimate_gb']} GB, measured {row['measured_peak_gb']} GB, "
+        print(f"{name}: estimate {row['estimate_gb']} GB, measured (median) {row['measured_peak_gb']} GB, "
               f"ratio {row['ratio']} (legacy {row['legacy_ratio']})", flush=True)
     errors = [abs(r["ratio"] - 1) for r in rows]
     legacy_errors = [abs(r["legacy_ratio"] - 1) for r in rows]
@@ -141,6 +152,7 @@ def main(argv=None) -> dict:
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"cpus": os.cpu_count(), "load_avg": [round(x, 2) for x in os.getloadavg()]},
         "config": str(CONFIG.relative_to(ROOT)),
+        "rounds": args.rounds,
         "variants": rows,
         "median_abs_error": round(statistics.median(errors), 3) if errors else None,
         "legacy_median_abs_error": round(statistics.median(legacy_errors), 3) if legacy_errors else None,
