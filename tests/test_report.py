@@ -99,3 +99,13 @@ def test_finished_when_max_steps_reached(tmp_path):
     # The metrics writer drops TRL's end-of-training summary, so reaching max_steps is the sign.
     write_run(tmp_path, "healthy")
     assert "finished" in write_report(tmp_path)["html"].read_text()
+
+
+def test_memory_and_step_time_panels_only_when_logged():
+    hc = HealthConfig(max_completion_length=100)
+    old = [p.title for p in panels(history("healthy"), hc)]
+    assert "memory (GB)" not in old and "seconds per step" not in old
+    logged = [dict(r, step_time=20.0, **{"memory/rss_gb": 5.4}) for r in history("healthy")]
+    by_title = {p.title: p for p in panels(logged, hc)}
+    assert by_title["memory (GB)"].keys[0] == "memory/rss_gb" and by_title["memory (GB)"].from_zero
+    assert by_title["seconds per step"].keys == ["step_time"]

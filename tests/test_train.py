@@ -67,7 +67,8 @@ def test_two_step_run_writes_the_run_directory(tiny, tmp_path):
     metrics = read_jsonl(run_dir / "metrics.jsonl")
     # One record per step, under TRL's own metric names.
     assert [m["step"] for m in metrics] == [1, 2]
-    for key in ("reward", "reward_std", "rewards/tiny_len/mean", "loss", "completions/mean_length", "step_time"):
+    for key in ("reward", "reward_std", "rewards/tiny_len/mean", "loss", "completions/mean_length", "step_time",
+                "memory/rss_gb", "memory/peak_rss_gb"):
         assert key in metrics[0], key
     samples = read_jsonl(run_dir / "completions.jsonl")
     # Per-reward scores for a sample of each batch, with the prompt and gold answer.
@@ -231,3 +232,10 @@ def test_existing_run_dir_needs_resume(tiny, tmp_path):
     (tmp_path / "run" / "metrics.jsonl").write_text("")
     with pytest.raises(ConfigError, match="--resume"):
         prepare_run_dir(cfg, resume=False)
+
+
+def test_memory_metrics_read_this_process():
+    from grpokit.train_callbacks import memory_metrics
+
+    found = memory_metrics()
+    assert 0.01 < found["memory/rss_gb"] <= found["memory/peak_rss_gb"] < 1000

@@ -27,6 +27,7 @@ class Panel:
     band: tuple[float, float] | None  # the healthy range (y), shaded green
     note: str = ""                    # what a healthy curve looks like, printed under the title
     rules: tuple[str, ...] = ()       # alerts of these rules are marked on this panel
+    from_zero: bool = False           # y axis starts at 0 (a flat line must not look jagged)
 
 
 def reward_names(records: list[dict[str, Any]]) -> list[str]:
@@ -90,10 +91,12 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
     ]
     # Runs logged before these metrics existed do not get two empty panels.
     if any("step_time" in r for r in records):
-        chosen.append(Panel("seconds per step", ["step_time"], None, "flat; a climb is swapping or a leak"))
+        chosen.append(Panel("seconds per step", ["step_time"], None, "flat; a climb is swapping or a leak",
+                            from_zero=True))
     memory = ["memory/rss_gb", "memory/cuda_allocated_gb"]
     if any(k in r for r in records for k in memory):
-        chosen.append(Panel("memory (GB)", memory, None, "flat after the first steps; a steady climb ends in OOM"))
+        chosen.append(Panel("memory (GB)", memory, None, "flat after the first steps; a steady climb ends in OOM",
+                            from_zero=True))
     return chosen
 
 
@@ -161,6 +164,8 @@ def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[st
         ymin, ymax = ymin - pad, ymax + pad
         ax.axhspan(max(lo, ymin), min(hi, ymax), color=GOOD, alpha=0.12, lw=0)
         ax.set_ylim(ymin, ymax)
+    if panel.from_zero and drawn:
+        ax.set_ylim(0, max(ax.get_ylim()[1], 1e-9) * 1.05)
     marked = sorted({s for rule in panel.rules for s in alerts.get(rule, [])})
     for s in marked:
         ax.axvline(s, color=BAD, ls=":", lw=1)
