@@ -2,7 +2,7 @@
 
     python -m benchmarks.overhead [--steps 4] [--rounds 2]
 
-Both train the bundled SmolLM2-135M (bf16 base, LoRA r=16) on synthetic arithmetic with the
+Both train the bundled SmolLM2-135M (LoRA r=16, the base dtype grpokit picks here) on synthetic arithmetic with the
 format and correctness rewards, with the GRPOConfig keywords of the cpu profile, alternately,
 each in its own process (clean peak memory). Generation is fixed-length so steps do equal work.
 grpokit adds: config validation, reward wrappers that record completions.jsonl, metrics.jsonl,
@@ -58,9 +58,12 @@ def worker(variant: str, steps: int) -> dict:
 
         path = ensure_bundled(cfg.model.name)
         tok = AutoTokenizer.from_pretrained(path, padding_side="left")
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16)
-        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules="all-linear",
-                                                 task_type="CAUSAL_LM"))
+        # The dtype and LoRA settings grpokit would pick on this machine (bf16 only where the CPU has
+        # it natively), so both sides do the same arithmetic.
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, profiles.model_dtype(cfg)))
+        lora = cfg.model.lora
+        model = get_peft_model(model, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                                                 target_modules=lora.target_modules, task_type="CAUSAL_LM"))
         kwargs = profiles.grpo_kwargs(cfg, output_dir=tempfile.mkdtemp())
         train_set, _ = load_data(cfg.data)
         trainer = GRPOTrainer(model=model, reward_funcs=[rewards.get("incremental_format"), rewards.get("numeric_match")],
