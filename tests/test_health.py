@@ -74,14 +74,15 @@ def test_truncation_alerts_on_short_runs(ratios, expected_logs, alert_steps):
 
 
 def test_measured_demo_run_raises_no_truncation_alert():
-    # The real 30-step CPU demo cuts up to 75% of completions early, then learns to stop: that is
-    # healthy, and skill/healthy-values.md says its only alert is reward_stuck at step 29.
+    # The real 30-step CPU demo cuts 50-62% of completions for its first 4 steps, then learns to
+    # stop: that is healthy, and skill/healthy-values.md says no alert fired on it.
     from pathlib import Path
 
     demo = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "demo.json"
     metrics = json.loads(demo.read_text())["metrics"]
     alerts = replay(metrics, HealthConfig(max_completion_length=96, expected_logged_steps=len(metrics)))
-    assert [(a.rule, a.step) for a in alerts] == [("reward_stuck", 29)]
+    assert [(a.rule, a.step) for a in alerts] == []
+    assert max(m["completions/clipped_ratio"] for m in metrics[:4]) >= 0.5  # the case this guards
 
 
 @pytest.mark.parametrize(
