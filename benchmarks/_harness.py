@@ -74,6 +74,31 @@ def spawn(module: str, variant: str, steps: int, timeout: int = 1800) -> dict:
     return out
 
 
+def run_variant(module: str, variant: str, steps: int) -> dict:
+    """spawn() one variant and print its median step time."""
+    res = spawn(module, variant, steps)
+    print(variant, f"median {res['median_s']:.2f}s/step", flush=True)
+    return res
+
+
+def alternate(module: str, pair: tuple[str, str], steps: int, rounds: int) -> list[dict]:
+    """Both variants once per round, the order swapped each round, so load swings hit both alike."""
+    runs = []
+    for r in range(rounds):
+        for variant in (pair if r % 2 == 0 else pair[::-1]):
+            runs.append(run_variant(module, variant, steps))
+    return runs
+
+
+def per_round_ratios(runs: list[dict], numerator: str, denominator: str) -> list[float]:
+    """median_s of `numerator` / `denominator` within each round of alternate()'s runs."""
+    ratios = []
+    for i in range(0, len(runs) - 1, 2):
+        pair = {r["variant"]: r["median_s"] for r in runs[i:i + 2]}
+        ratios.append(pair[numerator] / pair[denominator])
+    return ratios
+
+
 def summarize(times: list[float]) -> dict:
     # The first step includes one-time warm-up (allocations, kernel selection): leave it out.
     body = times[1:] if len(times) > 1 else times

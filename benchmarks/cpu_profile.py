@@ -81,25 +81,15 @@ def main() -> None:
     if opts.worker:
         print(json.dumps(worker(opts.worker, opts.steps)))
         return
-    runs = []
-    for r in range(opts.rounds):
-        order = ["trl_default", "cpu"] if r % 2 == 0 else ["cpu", "trl_default"]
-        for variant in order:
-            res = _harness.spawn(MODULE, variant, opts.steps)
-            print(variant, f"median {res['median_s']:.1f}s/step", flush=True)
-            runs.append(res)
+    runs = _harness.alternate(MODULE, ("trl_default", "cpu"), opts.steps, opts.rounds)
+    per_round = _harness.per_round_ratios(runs, "trl_default", "cpu")
     for variant in [v for v in opts.extra.split(",") if v]:
-        res = _harness.spawn(MODULE, variant, opts.steps)
-        print(variant, f"median {res['median_s']:.1f}s/step", flush=True)
-        runs.append(res)
+        runs.append(_harness.run_variant(MODULE, variant, opts.steps))
 
     def med(variant, key="median_s"):
         vals = [r[key] for r in runs if r["variant"] == variant]
         return statistics.median(vals) if vals else None
 
-    paired = [r for r in runs if r["variant"] in ("trl_default", "cpu")]
-    per_round = [next(x["median_s"] for x in paired[i:i + 2] if x["variant"] == "trl_default") /
-                 next(x["median_s"] for x in paired[i:i + 2] if x["variant"] == "cpu") for i in range(0, len(paired), 2)]
     result = {
         "speedup_per_round": per_round,  # same time window: less exposed to the shared CPU's load swings
         "command": f"python -m benchmarks.cpu_profile --steps {opts.steps} --rounds {opts.rounds}",

@@ -81,20 +81,13 @@ def main() -> None:
     if opts.worker:
         print(json.dumps(worker(opts.worker, opts.steps)))
         return
-    runs = []
-    for r in range(opts.rounds):
-        for variant in (["trl", "grpokit"] if r % 2 == 0 else ["grpokit", "trl"]):
-            res = _harness.spawn(MODULE, variant, opts.steps)
-            print(variant, f"median {res['median_s']:.2f}s/step", flush=True)
-            runs.append(res)
+    runs = _harness.alternate(MODULE, ("trl", "grpokit"), opts.steps, opts.rounds)
 
     def med(variant, key="median_s"):
         return statistics.median(r[key] for r in runs if r["variant"] == variant)
 
     # Per-round ratios (same time window) are less exposed to the shared CPU's load swings.
-    pairs = [runs[i:i + 2] for i in range(0, len(runs), 2)]
-    round_ratios = [next(p["median_s"] for p in pair if p["variant"] == "grpokit") /
-                    next(p["median_s"] for p in pair if p["variant"] == "trl") for pair in pairs]
+    round_ratios = _harness.per_round_ratios(runs, "grpokit", "trl")
     result = {
         "command": f"python -m benchmarks.overhead --steps {opts.steps} --rounds {opts.rounds}",
         "settings": {**_harness.COMMON, "fixed_length_generation": True, "profile": "cpu"},
