@@ -21,6 +21,7 @@ from grpokit.completions import prompt_text
 from grpokit.doctor_checks import (
     CPU_RUNTIME_BYTES,
     Check,
+    ModelShape,
     available_memory,
     check_environment,
     check_lengths,
@@ -277,10 +278,10 @@ def config_checks(cfg: Any, model: Any, tokenizer: Any, rows: Sequence[dict[str,
     p_lens = prompt_lengths(tokenizer, rows)
     a_lens = [len(tokenizer(str(r["answer"]), add_special_tokens=False)["input_ids"])
               for r in rows if r.get("answer") not in (None, "")]
-    parts = memory_parts(cfg, model, p_lens, cuda=cuda)
+    shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
+    parts = memory_parts(cfg, model, p_lens, cuda=cuda, shape=shape)
     available, where = available_memory(cuda)
     checks += check_memory(parts, available, where)
-    shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
     checks += check_lengths(p_lens, a_lens, limit, context_length=shape.context,
                             max_prompt_length=training.get("max_prompt_length"))
     if probe:
@@ -297,12 +298,15 @@ def prompt_lengths(tokenizer: Any, rows: Sequence[dict[str, Any]]) -> list[int]:
             for r in rows]
 
 
-def memory_parts(cfg: Any, model: Any, prompt_lens: Sequence[int], *, cuda: bool) -> dict[str, float]:
+def memory_parts(cfg: Any, model: Any, prompt_lens: Sequence[int], *, cuda: bool,
+                 shape: ModelShape | None = None) -> dict[str, float]:
     """The peak-memory estimate for training `cfg` with this loaded model: exact parameter
-    count from the model, the rest from the settings (estimate_memory)."""
+    count from the model, the rest from the settings (estimate_memory). `shape`: the
+    model's shape_of() when the caller already has it (it walks every parameter)."""
     training = _training(cfg)
     lora = _get(_get(cfg, "model"), "lora")
-    shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
+    if shape is None:
+        shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
     dtype = next(iter(model.parameters())).dtype
     weight_bytes = float(getattr(dtype, "itemsize", 4))
     # Activations are 16-bit under autocast or with 16-bit weights, float32 otherwise.
