@@ -11,6 +11,13 @@ synthetic:arithmetic  word problems over whole numbers. Columns: question,
     ops=add,sub  any of add, sub, mul, div (results stay whole and >= 0)
     seed=        overrides data.seed for the generator
 
+synthetic:addition  bare sums as a text continuation ("Question: What is 47 + 38?\n
+    Answer: 47 + 38 ="), for models too small to reason in words (see
+    data/synthetic_sums.py). Plain-text prompts: set data.conversational: false.
+    Columns: question, answer, expression.
+    n=1000, digits=2 (operand digits, 1-4), wording=plain (or varied: other
+    phrasings and word problems, for held-out tests), seed=
+
 synthetic:json  extract facts from a sentence into a JSON object. Columns:
     question, answer (the gold object as JSON text), schema (a JSON Schema as
     JSON text, passed to rewards as `schema`).
@@ -23,6 +30,7 @@ import random
 from dataclasses import dataclass
 from typing import Callable
 
+from grpokit.data import synthetic_sums
 from grpokit.errors import ConfigError
 
 _NAMES = ["Ana", "Ben", "Chen", "Dara", "Eli", "Femi", "Gus", "Hana", "Ivan", "Jia", "Kofi", "Lena", "Mika", "Nia", "Omar", "Pia", "Ravi", "Sara", "Tom", "Uma", "Vik", "Wen", "Yara", "Zoe"]
@@ -141,6 +149,17 @@ def _arithmetic(rng: random.Random, params: dict) -> list[dict]:
     return rows
 
 
+# --- addition -----------------------------------------------------------------
+
+def _addition(rng: random.Random, params: dict) -> list[dict]:
+    n = _int_param(params, "n", 1, 1_000_000, "addition")
+    digits = _int_param(params, "digits", 1, 4, "addition")
+    wording = str(params["wording"])
+    if wording not in synthetic_sums.WORDINGS:
+        raise ConfigError(f"synthetic:addition wording={wording!r}: use one of {', '.join(synthetic_sums.WORDINGS)}")
+    return synthetic_sums.generate(rng, n, digits, wording, _NAMES, _ITEMS)
+
+
 # --- json extraction ----------------------------------------------------------
 
 _CITIES = ["Lisbon", "Nairobi", "Osaka", "Lima", "Oslo", "Quito", "Hanoi", "Dakar", "Perth", "Tunis", "Cork", "Bergen"]
@@ -190,6 +209,7 @@ def _json_task(rng: random.Random, params: dict) -> list[dict]:
 
 TASKS: dict[str, Task] = {
     "arithmetic": Task(("question", "answer", "expression"), (), {"n": 1000, "digits": 2, "steps": 1, "ops": "add,sub"}, _arithmetic),
+    "addition": Task(("question", "answer", "expression"), (), {"n": 1000, "digits": 2, "wording": "plain"}, _addition),
     "json": Task(("question", "answer", "schema"), ("schema",), {"n": 1000, "fields": 3}, _json_task),
 }
 

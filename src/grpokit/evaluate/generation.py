@@ -13,7 +13,12 @@ def _prompt_texts(tokenizer, prompts: Sequence[Any]) -> list[str]:
         if isinstance(prompt, str):
             out.append(prompt)
         else:
-            out.append(tokenizer.apply_chat_template(list(prompt), tokenize=False, add_generation_prompt=True))
+            messages = list(prompt)
+            # A trailing assistant message is the start of the answer (a per-row prefill): the model
+            # continues it, as TRL does for the same prompts during training.
+            prefilled = bool(messages) and messages[-1].get("role") == "assistant"
+            out.append(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=not prefilled,
+                                                     continue_final_message=prefilled))
     return out
 
 
