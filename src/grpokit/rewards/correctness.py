@@ -217,7 +217,9 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
       this many processes for this reward alone.
 
     Reads the `answer` column (or `column`): LaTeX or plain (`\\frac{1}{2}`,
-    `(0, 1]`, `#### 42`). None for a row whose gold is missing or does not
+    `(0, 1]`, `#### 42`). A gold in words ("18 dollars") is read as text, so
+    its number counts; one with no math in it ("Answer is forty two.",
+    "Paris") cannot be checked. None for a row whose gold is missing or does not
     parse, or whose answer timed out or was screened out as pathological;
     `reward.stats()` counts each kind.
     """
@@ -236,6 +238,8 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
 
 
 class MathEquivalence(BatchReward):
+    """math_equivalence's reward object: a batch reward that also reports its checker's counters."""
+
     def stats(self) -> dict:
         """The checker's counters: pairs, fast_path, checked, timeouts, gold_unparseable, ..."""
         return self.settings["checker"].get().stats()
