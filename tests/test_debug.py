@@ -276,3 +276,15 @@ def test_real_labelled_math_answers(shared_data):
     assert good.label_accuracy > 0.8 and good.label_correlation > 0.4
     assert not result.findings("boxed_match")
     assert [f.kind for f in result.findings("boxed_mismatch")] == ["label_disagreement"]
+
+
+def test_a_few_unscored_rows_are_a_note_not_a_failure():
+    # 1 None in 4 rows: below the mostly_none warning, still said out loud ("could not be scored").
+    def one_none(completions, **kwargs):
+        return [None, 1.0, 0.0, 1.0]
+
+    result = debug_reward(one_none, COMPLETIONS, show=False)
+    [finding] = result.findings("one_none")
+    assert (finding.kind, finding.severity, finding.rows) == ("unscored", "note", [0])
+    assert "1 of 4 rows could not be scored" in finding.message
+    assert result.ok

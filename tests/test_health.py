@@ -274,6 +274,16 @@ def test_tracker_counts_none_errors_and_distinct():
     assert tracker.flush() == {}  # counts restart after each log
 
 
+def test_tracker_counts_a_gold_the_reward_cannot_read():
+    # math_equivalence gives None, not 0, for a gold with no math in it; the tracker's none_frac shows it.
+    from grpokit.rewards import get
+
+    tracker = RewardTracker()
+    [wrapped] = tracker.wrap([get("math_equivalence")])
+    assert wrapped(["\\boxed{42}"] * 4, answer=["42", "Answer is forty two.", "42", "42"]) == [1.0, None, 1.0, 1.0]
+    assert tracker.flush()["rewards/math_equivalence/none_frac"] == 0.25
+
+
 def test_tracker_stats_reach_the_rules(tmp_path):
     # A reward that raises on every call shows up as reward_unscorable with its error.
     cb = HealthCallback(CFG, run_dir=tmp_path, console=_QuietConsole())

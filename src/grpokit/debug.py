@@ -28,10 +28,10 @@ _FLAT_GROUPS = 0.5  # above this share of flat prompt groups, most of the batch 
 
 @dataclass
 class Finding:
-    """One thing wrong (severity "error") or suspicious ("warning") with a reward."""
+    """One thing wrong (severity "error"), suspicious ("warning") or worth knowing ("note") about a reward."""
 
     reward: str
-    kind: str  # raises | bad_return | non_finite | constant | flat_groups | mostly_none | label_disagreement | slow
+    kind: str  # raises | bad_return | non_finite | constant | flat_groups | mostly_none | unscored | label_disagreement | slow
     severity: str
     message: str
     rows: list[int] = field(default_factory=list)
@@ -234,8 +234,13 @@ def _stats(name, scores, errors, seconds, labels, failed=False) -> tuple[RewardS
                              "include good and bad answers and that the reward reads the right column."))
     if n and len(none_rows) > _MOSTLY_NONE * n:
         found.append(Finding(name, "mostly_none", "warning",
-                             f"returned None for {len(none_rows)} of {n} rows; TRL skips those rows, so this "
+                             f"{len(none_rows)} of {n} rows could not be scored (None); TRL skips those rows, so this "
                              "reward barely trains. Check that the column it reads is present and filled.", none_rows))
+    elif none_rows:
+        # Never a silent 0: say how many rows the reward could not judge (no gold, unreadable gold, ...).
+        found.append(Finding(name, "unscored", "note",
+                             f"{len(none_rows)} of {n} rows could not be scored (None; first: row {none_rows[0]}); "
+                             "TRL skips them for this reward.", none_rows))
     if n and seconds / n > _SLOW_SECONDS_PER_ROW:
         found.append(Finding(name, "slow", "warning",
                              f"took {seconds / n:.2f} s per row; TRL calls it on every batch, so it will slow training."))
@@ -419,5 +424,5 @@ def _render(result: DebugResult, console=None, max_rows: int = 20, preview: int 
     if not result.warnings:
         console.print(Text("no problems found", style="green"))
     for finding in result.warnings:
-        style = "bold red" if finding.severity == "error" else "yellow"
+        style = {"error": "bold red", "warning": "yellow"}.get(finding.severity, "cyan")
         console.print(Text.assemble((f"{finding.severity.upper()} ", style), (f"{finding.reward}: ", "bold"), finding.message))

@@ -291,3 +291,15 @@ def test_import_option_loads_a_custom_reward_file(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "grpokit", "rewards", "test", "s.jsonl", "--import", "nope.py",
                               "--reward", "cli_import_probe"], cwd=tmp_path, capture_output=True, text=True)
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_test_counts_rows_that_could_not_be_scored(tmp_path):
+    # An unreadable gold ("forty two" in words) and a missing one are unscored, said in so many words, never a 0.
+    rows = [{"completion": "\\boxed{42}", "answer": "42"}, {"completion": "\\boxed{42}", "answer": "Answer is forty two."},
+            {"completion": "\\boxed{8}", "answer": "7"}, {"completion": "\\boxed{7}", "answer": None}]
+    result = invoke("test", str(write_samples(tmp_path, rows)), "--reward", "math_equivalence")
+    assert result.exit_code == 0, result.output
+    assert "2 of 4 rows could not be scored" in " ".join(result.output.split())
+    as_json = json.loads(invoke("test", str(write_samples(tmp_path, rows)), "--reward", "math_equivalence", "--json").output)
+    assert as_json["rewards"]["math_equivalence"]["scores"] == [1.0, None, 0.0, None]
+    assert [f["kind"] for f in as_json["findings"]] == ["unscored"]

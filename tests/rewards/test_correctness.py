@@ -191,6 +191,11 @@ MATH = [
     ("  ", "1", 0.0),  # whitespace-only likewise
     ("$\\boxed{5}$", None, None),  # missing gold
     ("$\\boxed{5}$", "#### 5", 1.0),  # GSM8K-style gold
+    ("The answer is 42.", "Answer is forty two.", None),  # a gold with no math in it: unscorable, never a 0
+    ("\\boxed{42}", "Paris", None),  # a text gold is for exact_match; here it cannot be scored
+    ("$\\boxed{18}$", "18 dollars", 1.0),  # a gold with a unit is read as text: its number counts
+    ("$\\boxed{17}$", "18 dollars", 0.0),  # ... and a different number is still wrong
+    ("$\\boxed{x^2+1}$", "x^2+1", 1.0),  # bare LaTeX gold stays LaTeX
     (CONVERSATION("so $\\boxed{7}$"), "7", 1.0),  # message-list completion
 ]
 

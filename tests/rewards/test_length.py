@@ -163,7 +163,10 @@ def test_cosine_scaled_reads_completion_ids():
         ("max_length_penalty", {"max_len": float("inf")}, "max_len"),
         ("soft_overlong_punishment", {"max_len": 10, "cache": 20}, "cache"),
         ("soft_overlong_punishment", {"tokenizer": 42}, "tokenizer"),
-        ("cosine_scaled", {}, "correctness"),  # needs a way to judge correctness
+        ("cosine_scaled", {"correctness": "numeric_match", "correct": len}, "not both"),  # two judges of correctness
+        ("ideal_length", {}, r"needs target=.*target=200"),  # no default suits every task: say what to pass
+        ("min_length", {}, r"needs min_len=.*min_len: 50"),
+        ("max_length_penalty", {}, r"--reward max_length_penalty:max_len=300"),
         ("cosine_scaled", {"correctness": "no_such_reward"}, "unknown reward"),
         ("cosine_scaled", {"correct": len, "max_value_wrong": 0.9}, "max_value_wrong"),  # wrong could beat right
     ],
@@ -186,6 +189,15 @@ def test_bad_params(name, params, fragment):
 def test_stable_names_and_docs(name, params):
     assert get(name, **params).__name__ == name
     assert describe(name).splitlines()[0].endswith(".")
+
+
+def test_cosine_scaled_judges_math_answers_by_default():
+    # With no correctness given it checks the `answer` column with math_equivalence, as TRL's and open-r1's do.
+    func = get("cosine_scaled", max_len=100)
+    scores = func(["\\boxed{\\frac{1}{2}}", "\\boxed{3}", "\\boxed{1}"], answer=["0.5", "0.5", "Answer is forty two."],
+                  completion_ids=[[1] * 10, [1] * 10, [1] * 10])
+    assert scores[0] > 0.9 and scores[1] < -0.9  # right and short; wrong and short
+    assert scores[2] is None  # a gold math-verify cannot read: unscored, not "wrong"
 
 
 def test_cosine_scaled_matches_trl_with_the_same_correctness():

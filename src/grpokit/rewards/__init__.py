@@ -11,6 +11,7 @@ from grpokit.rewards.registry import (  # noqa: F401
     names,
     register,
 )
+from grpokit.rewards._bound import BatchReward, TextReward  # noqa: F401,E402  (for picklable custom factories)
 from grpokit.rewards.combine import combine  # noqa: F401,E402
 from grpokit.rewards.presets import get_preset, preset, preset_spec, presets  # noqa: F401,E402
 

@@ -14,7 +14,8 @@ import math
 import warnings
 
 from grpokit.completions import extract_code_block, texts
-from grpokit.rewards.registry import RewardConfigError, named, register
+from grpokit.rewards._bound import BatchReward, Lazy
+from grpokit.rewards.registry import RewardConfigError, register
 
 log = logging.getLogger(__name__)
 
@@ -65,43 +66,46 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
         raise RewardConfigError("code_execution: budget_s must be a positive number of seconds, or None")
     if workers is not None and not (isinstance(workers, int) and 1 <= workers <= 64):
         raise RewardConfigError("code_execution: workers must be an integer from 1 to 64")
-    own_pool = SandboxPool(workers=workers) if workers is not None else None
+    # The pool's processes stay in this process; a pickled copy of the reward
+    # starts (or shares) its own where it lands.
+    pool = Lazy(get_pool) if workers is None else Lazy(SandboxPool, workers=workers)
+    return BatchReward("code_execution", _run_tests, all_or_nothing=all_or_nothing, limits=limits,
+                       budget_s=budget_s, pool=pool)
 
-    def reward(completions, tests=None, entry_point=None, **kwargs):
-        programs = texts(completions)
-        n = len(programs)
-        rows = _column(tests, n)
-        entry_points = _column(entry_point, n)
-        jobs, where = [], []
-        for i, (text, row, ep) in enumerate(zip(programs, rows, entry_points)):
-            job = build_job(program_of(text), row, ep, limits, row_index=i)
-            if job is not None:
-                jobs.append(job)
-                where.append(i)
-        scores: list[float | None] = [None] * n
-        if not jobs:
-            return scores
-        pool = own_pool or get_pool()
-        try:
-            results = pool.run(jobs, budget_s=budget_s)
-        except Exception as exc:  # the pool never should; a reward never may
-            log.exception("code_execution: sandbox failed")
-            warnings.warn(f"code_execution: sandbox failed ({exc}); batch scored None", RuntimeWarning, stacklevel=2)
-            return scores
-        skipped = 0
-        for i, result in zip(where, results):
-            score = result.score
-            if score is None:
-                skipped += 1
-            elif all_or_nothing:
-                score = 1.0 if result.total and result.passed == result.total else 0.0
-            scores[i] = score if score is None or math.isfinite(score) else 0.0
-        if skipped:
-            warnings.warn(f"code_execution: {skipped} of {len(jobs)} programs could not be judged "
-                          f"(step budget or sandbox failure); they score None", RuntimeWarning, stacklevel=2)
+
+def _run_tests(completions, kwargs: dict, all_or_nothing: bool, limits, budget_s: float | None,
+               pool: Lazy) -> list[float | None]:
+    programs = texts(completions)
+    n = len(programs)
+    rows = _column(kwargs.get("tests"), n)
+    entry_points = _column(kwargs.get("entry_point"), n)
+    jobs, where = [], []
+    for i, (text, row, ep) in enumerate(zip(programs, rows, entry_points)):
+        job = build_job(program_of(text), row, ep, limits, row_index=i)
+        if job is not None:
+            jobs.append(job)
+            where.append(i)
+    scores: list[float | None] = [None] * n
+    if not jobs:
         return scores
-
-    return named("code_execution", reward)
+    try:
+        results = pool.get().run(jobs, budget_s=budget_s)
+    except Exception as exc:  # the pool never should; a reward never may
+        log.exception("code_execution: sandbox failed")
+        warnings.warn(f"code_execution: sandbox failed ({exc}); batch scored None", RuntimeWarning, stacklevel=2)
+        return scores
+    skipped = 0
+    for i, result in zip(where, results):
+        score = result.score
+        if score is None:
+            skipped += 1
+        elif all_or_nothing:
+            score = 1.0 if result.total and result.passed == result.total else 0.0
+        scores[i] = score if score is None or math.isfinite(score) else 0.0
+    if skipped:
+        warnings.warn(f"code_execution: {skipped} of {len(jobs)} programs could not be judged "
+                      f"(step budget or sandbox failure); they score None", RuntimeWarning, stacklevel=2)
+    return scores
 
 
 def _column(values, n: int) -> list:

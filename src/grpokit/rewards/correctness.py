@@ -16,7 +16,8 @@ from rapidfuzz import fuzz
 
 from grpokit.completions import texts
 from grpokit.rewards import _answers, _numbers
-from grpokit.rewards.registry import RewardConfigError, named, register
+from grpokit.rewards._bound import BatchReward, Lazy
+from grpokit.rewards.registry import RewardConfigError, register
 
 FAMILY = "correctness"
 
@@ -54,21 +55,28 @@ def _golds(reward: str, column: str, completions: list, kwargs: dict) -> list:
     return golds
 
 
-def _per_row(reward: str, column: str, score: Callable[[str, Any], float | None]) -> Callable:
-    """A batch reward from a per-row scorer: text + gold cell -> score (None = cannot score)."""
+class GoldReward(BatchReward):
+    """A batch reward from a per-row scorer `fn(text, gold, **settings) -> float | None`.
 
-    def reward_func(completions, **kwargs) -> list[float | None]:
-        golds = _golds(reward, column, completions, kwargs)
+    The gold cell comes from `column`; a scorer that raises, or returns None
+    or a non-finite number, leaves that row unscored (None), since model
+    output must never crash training.
+    """
+
+    def __init__(self, name: str, fn: Callable[..., float | None], column: str, **settings: Any):
+        super().__init__(name, fn, **settings)
+        self.column = column
+
+    def __call__(self, completions, **kwargs) -> list[float | None]:
+        golds = _golds(self.__name__, self.column, completions, kwargs)
         out: list[float | None] = []
         for text, gold in zip(texts(completions), golds):
             try:
-                value = score(text, gold)
+                value = self.fn(text, gold, **self.settings)
             except Exception:  # noqa: BLE001 - model output must never crash training
                 value = None
             out.append(None if value is None or not math.isfinite(value) else float(value))
         return out
-
-    return named(reward, reward_func)
 
 
 # --------------------------------------------------------------- exact match
@@ -95,19 +103,18 @@ def exact_match(case_sensitive: bool = False, ignore_punctuation: bool = True, i
     _check_bool("exact_match", case_sensitive=case_sensitive, ignore_punctuation=ignore_punctuation,
                 ignore_whitespace=ignore_whitespace)
     _check_column("exact_match", column)
-    options = dict(case_sensitive=case_sensitive, ignore_punctuation=ignore_punctuation,
-                   ignore_whitespace=ignore_whitespace)
+    return GoldReward("exact_match", _exact_score, column, case_sensitive=case_sensitive,
+                      ignore_punctuation=ignore_punctuation, ignore_whitespace=ignore_whitespace)
 
-    def score(text: str, gold: Any) -> float | None:
-        golds = _answers.gold_options(gold)
-        if golds is None:
-            return None
-        answer = _answers.normalise(_answers.committed_answer(text), **options)
-        if not answer:
-            return 0.0
-        return 1.0 if any(answer == _answers.normalise(g, **options) for g in golds) else 0.0
 
-    return _per_row("exact_match", column, score)
+def _exact_score(text: str, gold: Any, **options: bool) -> float | None:
+    golds = _answers.gold_options(gold)
+    if golds is None:
+        return None
+    answer = _answers.normalise(_answers.committed_answer(text), **options)
+    if not answer:
+        return 0.0
+    return 1.0 if any(answer == _answers.normalise(g, **options) for g in golds) else 0.0
 
 
 # --------------------------------------------------------------- fuzzy match
@@ -133,17 +140,18 @@ def fuzzy_match(threshold: float | None = None, case_sensitive: bool = False, co
     _check_bool("fuzzy_match", case_sensitive=case_sensitive)
     _check_column("fuzzy_match", column)
 
-    def score(text: str, gold: Any) -> float | None:
-        golds = _answers.gold_options(gold)
-        if golds is None:
-            return None
-        answer = _answers.normalise(_answers.committed_answer(text)[-10_000:], case_sensitive=case_sensitive)
-        if not answer:
-            return 0.0
-        best = max(fuzz.ratio(answer, _answers.normalise(g, case_sensitive=case_sensitive)) for g in golds) / 100.0
-        return 0.0 if threshold is not None and best < threshold else best
+    return GoldReward("fuzzy_match", _fuzzy_score, column, threshold=threshold, case_sensitive=case_sensitive)
 
-    return _per_row("fuzzy_match", column, score)
+
+def _fuzzy_score(text: str, gold: Any, threshold: float | None, case_sensitive: bool) -> float | None:
+    golds = _answers.gold_options(gold)
+    if golds is None:
+        return None
+    answer = _answers.normalise(_answers.committed_answer(text)[-10_000:], case_sensitive=case_sensitive)
+    if not answer:
+        return 0.0
+    best = max(fuzz.ratio(answer, _answers.normalise(g, case_sensitive=case_sensitive)) for g in golds) / 100.0
+    return 0.0 if threshold is not None and best < threshold else best
 
 
 # ------------------------------------------------------------- numeric match
@@ -175,17 +183,18 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
             raise RewardConfigError(f"numeric_match: {key} must be >= 0 (a tolerance), got {value}; use e.g. {key}=0.01")
     _check_column("numeric_match", column)
 
-    def score(text: str, gold: Any) -> float | None:
-        values = gold if isinstance(gold, (list, tuple)) else [gold]
-        targets = [n for n in (_numbers.gold_number(v) for v in values) if n is not None]
-        if not targets:
-            return None
-        found = _numbers.answer_values(text)
-        if found is None:
-            return 0.0
-        return 1.0 if any(_numbers.close(found, t, rel_tol, abs_tol) for t in targets) else 0.0
+    return GoldReward("numeric_match", _numeric_score, column, rel_tol=rel_tol, abs_tol=abs_tol)
 
-    return _per_row("numeric_match", column, score)
+
+def _numeric_score(text: str, gold: Any, rel_tol: float, abs_tol: float) -> float | None:
+    values = gold if isinstance(gold, (list, tuple)) else [gold]
+    targets = [n for n in (_numbers.gold_number(v) for v in values) if n is not None]
+    if not targets:
+        return None
+    found = _numbers.answer_values(text)
+    if found is None:
+        return 0.0
+    return 1.0 if any(_numbers.close(found, t, rel_tol, abs_tol) for t in targets) else 0.0
 
 
 # ----------------------------------------------------------- math equivalence
@@ -208,7 +217,9 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
       this many processes for this reward alone.
 
     Reads the `answer` column (or `column`): LaTeX or plain (`\\frac{1}{2}`,
-    `(0, 1]`, `#### 42`). None for a row whose gold is missing or does not
+    `(0, 1]`, `#### 42`). A gold in words ("18 dollars") is read as text, so
+    its number counts; one with no math in it ("Answer is forty two.",
+    "Paris") cannot be checked. None for a row whose gold is missing or does not
     parse, or whose answer timed out or was screened out as pathological;
     `reward.stats()` counts each kind.
     """
@@ -219,48 +230,50 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise RewardConfigError(f"math_equivalence: workers must be a whole number >= 1, got {workers!r}")
     _check_column("math_equivalence", column)
-    checker = default_checker() if workers is None else MathChecker(workers=workers, timeout=timeout)
-    checker.warm()  # the workers import sympy while the trainer loads its model
-
-    def reward_func(completions, **kwargs) -> list[float | None]:
-        golds = _golds("math_equivalence", column, completions, kwargs)
-        pairs, owners = [], []
-        out: list[float | None] = [None] * len(golds)
-        for row, (text, gold) in enumerate(zip(texts(completions), golds)):
-            options = _answers.gold_options(gold)
-            if options is None:
-                continue
-            out[row] = 0.0
-            prediction = _prediction(text)
-            if prediction is None:
-                continue
-            for option in options:
-                pairs.append((option, prediction))
-                owners.append(row)
-        try:
-            verdicts = checker.check_many(pairs, timeout=timeout) if pairs else []
-        except Exception:  # noqa: BLE001 - e.g. no processes left to spawn: unscored, not a crashed run
-            verdicts = [None] * len(pairs)
-        undecided: set[int] = set()
-        for row, verdict in zip(owners, verdicts):
-            if verdict is True:
-                out[row] = 1.0
-            elif verdict is None:
-                undecided.add(row)
-        for row in undecided:
-            if out[row] != 1.0:
-                out[row] = None
-        return out
-
-    reward_func = named("math_equivalence", reward_func)
-    reward_func.stats = checker.stats
-    return reward_func
+    # The checker's processes stay in this process; a pickled copy of the
+    # reward starts (or shares) its own where it lands.
+    checker = Lazy(default_checker) if workers is None else Lazy(MathChecker, workers=workers, timeout=timeout)
+    checker.get().warm()  # the workers import sympy while the trainer loads its model
+    return MathEquivalence("math_equivalence", _math_batch, column=column, timeout=timeout, checker=checker)
 
 
-# Letter runs that are mathematics, not prose, in a bare answer.
-_MATH_WORDS = {"sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "pi", "inf", "oo",
-               "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "mod", "gcd", "lcm", "max", "min"}
-_UNITS = {"cm", "mm", "km", "kg", "mg", "ml", "ft", "yd", "mi", "hr", "lb", "oz"}
+class MathEquivalence(BatchReward):
+    """math_equivalence's reward object: a batch reward that also reports its checker's counters."""
+
+    def stats(self) -> dict:
+        """The checker's counters: pairs, fast_path, checked, timeouts, gold_unparseable, ..."""
+        return self.settings["checker"].get().stats()
+
+
+def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker: Lazy) -> list[float | None]:
+    golds = _golds("math_equivalence", column, completions, kwargs)
+    pairs, owners = [], []
+    out: list[float | None] = [None] * len(golds)
+    for row, (text, gold) in enumerate(zip(texts(completions), golds)):
+        options = _answers.gold_options(gold)
+        if options is None:
+            continue
+        out[row] = 0.0
+        prediction = _prediction(text)
+        if prediction is None:
+            continue
+        for option in options:
+            pairs.append((option, prediction))
+            owners.append(row)
+    try:
+        verdicts = checker.get().check_many(pairs, timeout=timeout) if pairs else []
+    except Exception:  # noqa: BLE001 - e.g. no processes left to spawn: unscored, not a crashed run
+        verdicts = [None] * len(pairs)
+    undecided: set[int] = set()
+    for row, verdict in zip(owners, verdicts):
+        if verdict is True:
+            out[row] = 1.0
+        elif verdict is None:
+            undecided.add(row)
+    for row in undecided:
+        if out[row] != 1.0:
+            out[row] = None
+    return out
 
 
 def _prediction(text: str) -> str | None:
@@ -269,6 +282,8 @@ def _prediction(text: str) -> str | None:
     # x^2+1, 2, 3 as a list), unless it reads as prose or carries a unit
     # ("18 dollars", "5 cm"), which the plain-text reader handles and the
     # LaTeX reader would turn into a product of letters.
+    from grpokit.sandbox.mathcheck import delimited, reads_as_prose
+
     if not text.strip():
         return None
     tagged = _answers.last_tag(text, "answer")
@@ -276,10 +291,7 @@ def _prediction(text: str) -> str | None:
         return text
     if not tagged:
         return None
-    if re.search(r"(?<!\\)\$|\\\[|\\\(|\\boxed|\\fbox", tagged):
-        return tagged
-    words = {w.lower() for w in re.findall(r"(?<![\\A-Za-z])[A-Za-z]{2,}", tagged)}
-    if any((len(w) >= 3 and w not in _MATH_WORDS) or w in _UNITS for w in words):
+    if delimited(tagged) or reads_as_prose(tagged):
         return tagged
     return f"${tagged}$"
 
@@ -307,14 +319,15 @@ def multiple_choice(letters: str = "ABCDE", column: str = "answer"):
     letters = letters.upper()
     _check_column("multiple_choice", column)
 
-    def score(text: str, gold: Any) -> float | None:
-        values = gold if isinstance(gold, (list, tuple)) else [gold]
-        targets = {t for t in (_answers.gold_letter(v, letters) for v in values) if t}
-        if not targets:
-            return None
-        return 1.0 if _answers.chosen_letter(text, letters) in targets else 0.0
+    return GoldReward("multiple_choice", _choice_score, column, letters=letters)
 
-    return _per_row("multiple_choice", column, score)
+
+def _choice_score(text: str, gold: Any, letters: str) -> float | None:
+    values = gold if isinstance(gold, (list, tuple)) else [gold]
+    targets = {t for t in (_answers.gold_letter(v, letters) for v in values) if t}
+    if not targets:
+        return None
+    return 1.0 if _answers.chosen_letter(text, letters) in targets else 0.0
 
 
 # ------------------------------------------------------------ contains answer
@@ -335,15 +348,16 @@ def contains_answer(case_sensitive: bool = False, column: str = "answer"):
     _check_bool("contains_answer", case_sensitive=case_sensitive)
     _check_column("contains_answer", column)
 
-    def score(text: str, gold: Any) -> float | None:
-        golds = _answers.gold_options(gold)
-        if golds is None:
-            return None
-        haystack = _answers.normalise(text[-100_000:], case_sensitive=case_sensitive)
-        for g in golds:
-            needle = _answers.normalise(g, case_sensitive=case_sensitive)
-            if needle and re.search(r"(?<![\w.])" + re.escape(needle) + r"(?!\w|[.,/]\d)", haystack):
-                return 1.0
-        return 0.0
+    return GoldReward("contains_answer", _contains_score, column, case_sensitive=case_sensitive)
 
-    return _per_row("contains_answer", column, score)
+
+def _contains_score(text: str, gold: Any, case_sensitive: bool) -> float | None:
+    golds = _answers.gold_options(gold)
+    if golds is None:
+        return None
+    haystack = _answers.normalise(text[-100_000:], case_sensitive=case_sensitive)
+    for g in golds:
+        needle = _answers.normalise(g, case_sensitive=case_sensitive)
+        if needle and re.search(r"(?<![\w.])" + re.escape(needle) + r"(?!\w|[.,/]\d)", haystack):
+            return 1.0
+    return 0.0

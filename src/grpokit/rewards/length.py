@@ -88,7 +88,7 @@ def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
     return float(value)
 
 
-@register("ideal_length", family="length")
+@register("ideal_length", family="length", examples={"target": 200})
 def ideal_length(target: float, tolerance: float | None = None, scale: float | None = None, unit: str | None = None, tokenizer: Any = None):
     """1.0 for completions within `tolerance` of `target` length, falling off smoothly outside.
 
@@ -122,7 +122,7 @@ def _ideal_batch(completions, kwargs, counter, target, tolerance, scale):
     return out
 
 
-@register("min_length", family="length")
+@register("min_length", family="length", examples={"min_len": 50})
 def min_length(min_len: float, unit: str | None = None, tokenizer: Any = None):
     """1.0 for completions at least `min_len` long; linear partial credit below.
 
@@ -147,7 +147,7 @@ def _min_batch(completions, kwargs, counter, min_len):
     return [None if n is None else min(1.0, n / min_len) for n in counter(completions, kwargs)]
 
 
-@register("max_length_penalty", family="length")
+@register("max_length_penalty", family="length", examples={"max_len": 300})
 def max_length_penalty(max_len: float, unit: str | None = None, tokenizer: Any = None):
     """0.0 up to `max_len`; beyond it a penalty growing linearly to -1 at twice `max_len`.
 
@@ -215,13 +215,20 @@ def _overlong_batch(completions, kwargs, counter, max_len, cache):
     return out
 
 
+# What "correct" means when neither correctness= nor correct= is given: the
+# cosine reward's home ground is math answers (as in TRL and open-r1).
+DEFAULT_CORRECTNESS = "math_equivalence"
+
+
 def _check_correctness(correctness: Any, correct: Any) -> tuple[Any, Any]:
-    """(reward function or None, correct function or None), exactly one set."""
-    if (correctness is None) == (correct is None):
+    """(reward function or None, correct function or None), at most one given; neither means math_equivalence."""
+    if correctness is not None and correct is not None:
         raise RewardConfigError(
-            "cosine_scaled needs exactly one of correctness= (a reward name such as 'numeric_match', or a reward "
-            "function) or correct= (a function text, **row -> bool)"
+            "cosine_scaled takes one of correctness= (a reward name such as 'numeric_match', or a reward "
+            "function) or correct= (a function text, **row -> bool), not both; drop one"
         )
+    if correctness is None and correct is None:
+        correctness = DEFAULT_CORRECTNESS
     if correct is not None:
         if not callable(correct):
             raise RewardConfigError(f"correct must be a function text, **row -> bool, got {correct!r}")
@@ -277,9 +284,11 @@ def cosine_scaled(
 
     Parameters:
       correctness: a reward name (e.g. "numeric_match") or reward function;
-        a score >= `threshold` (default 1.0) counts as correct.
+        a score >= `threshold` (default 1.0) counts as correct. Default:
+        "math_equivalence" (the `answer` column, checked with math-verify).
       correct: instead, a function (text, **row) -> bool | None, called with
         the completion text and that row's columns (answer=..., ...).
+      threshold: the correctness score that counts as correct (default 1.0).
       max_len: the length at which the schedule ends (default 1000).
       min_value_correct, max_value_correct, min_value_wrong, max_value_wrong:
         the schedule's end points (see above).

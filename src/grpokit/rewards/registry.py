@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import json
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 RewardFunc = Callable[..., list]
 
@@ -28,14 +29,19 @@ class _Entry:
     family: str
     aliases: tuple[str, ...] = field(default_factory=tuple)
     is_factory: bool = True
+    examples: dict[str, Any] = field(default_factory=dict)
 
 
 _REGISTRY: dict[str, _Entry] = {}
 _ALIASES: dict[str, str] = {}
 
 
-def register(name: str, *, aliases: tuple[str, ...] | list[str] = (), family: str = "custom"):
+def register(name: str, *, aliases: tuple[str, ...] | list[str] = (), family: str = "custom",
+             examples: dict[str, Any] | None = None):
     """Decorator: register a reward function, or a factory that builds one.
+
+    `examples` gives a typical value for each parameter that has no default,
+    quoted by the error when someone leaves it out.
 
     >>> @register("shouts")
     ... def shouts(completions, **kwargs):
@@ -57,6 +63,7 @@ def register(name: str, *, aliases: tuple[str, ...] | list[str] = (), family: st
             family=family,
             aliases=tuple(aliases),
             is_factory=is_factory,
+            examples=dict(examples or {}),
         )
         for alias in aliases:
             _ALIASES[alias] = name
@@ -129,6 +136,10 @@ def get(name: str, **params) -> RewardFunc:
             raise RewardConfigError(
                 f"reward {entry.name!r} has no parameter {', '.join(hints)}; valid parameters: {valid}"
             )
+    missing = [p.name for p in accepted.values()
+               if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in params]
+    if missing:
+        raise RewardConfigError(_missing_message(entry, missing[0]))
     try:
         func = entry.factory(**params)
     except RewardConfigError:
@@ -138,8 +149,12 @@ def get(name: str, **params) -> RewardFunc:
     return func
 
 
-def named(name: str, func: Callable) -> Callable:
-    """Give a built reward the stable `__name__` TRL logs it under."""
-    func.__name__ = name
-    func.__qualname__ = name
-    return func
+def _missing_message(entry: _Entry, param: str) -> str:
+    # No default fits every task for this parameter: say which one to pass, and how, in each place a reward is named.
+    example = entry.examples.get(param)
+    value = "..." if example is None else repr(example)
+    shown = value if example is None else json.dumps(example)
+    return (f"reward {entry.name!r} needs {param}= (it has no default that suits every task); "
+            f"e.g. get({entry.name!r}, {param}={value}), in a config "
+            f"{{name: {entry.name}, params: {{{param}: {shown}}}}}, or on the command line "
+            f"--reward {entry.name}:{param}={shown}. `grpokit rewards describe {entry.name}` explains it.")

@@ -16,7 +16,8 @@ from collections import Counter
 from typing import Any, Iterable
 
 from grpokit.completions import prompt_text, texts
-from grpokit.rewards.registry import RewardConfigError, named, register
+from grpokit.rewards._bound import BatchReward, TextReward
+from grpokit.rewards.registry import RewardConfigError, register
 
 # Bounds on what any style reward reads of one completion. Style is visible in
 # the first pages of text; reading further only costs time on runaway outputs.
@@ -97,27 +98,26 @@ def reasoning_quality(target_steps: int = 3, target_connectives: int = 3, step_w
     if not isinstance(step_weight, (int, float)) or not 0.0 <= step_weight <= 1.0:
         raise RewardConfigError(f"reasoning_quality: step_weight must be in [0, 1], got {step_weight!r}")
 
-    def score(text: str) -> float:
-        text = text[:_MAX_CHARS]
-        steps = set()
-        for line in text.splitlines():
-            marker = _STEP_MARKER.match(line)
-            body = line[marker.end() :] if marker else line
-            if not marker and not _EQUATION.search(line):
-                continue
-            key = " ".join(_tokens(body))
-            # "1." alone or "- ok" is not a step; an equation always is.
-            if len(key.split()) >= 2 or (key and _EQUATION.search(body)):
-                steps.add(key)
-        kinds = {m.group().lower() for m in _CONNECTIVES.finditer(text)}
-        step_part = min(len(steps), target_steps) / target_steps
-        conn_part = min(len(kinds), target_connectives) / target_connectives
-        return step_weight * step_part + (1.0 - step_weight) * conn_part
+    return TextReward("reasoning_quality", _reasoning_score, target_steps=target_steps,
+                      target_connectives=target_connectives, step_weight=float(step_weight))
 
-    def reward(completions, **kwargs):
-        return [score(t) for t in texts(completions)]
 
-    return named("reasoning_quality", reward)
+def _reasoning_score(text: str, target_steps: int, target_connectives: int, step_weight: float) -> float:
+    text = text[:_MAX_CHARS]
+    steps = set()
+    for line in text.splitlines():
+        marker = _STEP_MARKER.match(line)
+        body = line[marker.end() :] if marker else line
+        if not marker and not _EQUATION.search(line):
+            continue
+        key = " ".join(_tokens(body))
+        # "1." alone or "- ok" is not a step; an equation always is.
+        if len(key.split()) >= 2 or (key and _EQUATION.search(body)):
+            steps.add(key)
+    kinds = {m.group().lower() for m in _CONNECTIVES.finditer(text)}
+    step_part = min(len(steps), target_steps) / target_steps
+    conn_part = min(len(kinds), target_connectives) / target_connectives
+    return step_weight * step_part + (1.0 - step_weight) * conn_part
 
 
 # ----------------------------------------------------------------- citation
@@ -162,7 +162,7 @@ def _bracket_ids(body: str) -> list[str]:
     return ids
 
 
-def _find_citations(text: str, styles: set[str]) -> list[tuple[str, str]]:
+def _find_citations(text: str, styles: frozenset[str]) -> list[tuple[str, str]]:
     """(kind, key) of every citation in the text, in order, duplicates kept."""
     text = text[:_MAX_CHARS]
     found: list[tuple[str, str]] = []
@@ -284,25 +284,28 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
     if unknown or not styles:
         raise RewardConfigError(f"citation: styles must be a non-empty subset of {list(_STYLES)}, got {sorted(unknown) or 'nothing'}")
 
-    def score(text: str, raw_sources: Any) -> float:
-        checked = check_sources and _has_sources(raw_sources)
-        found = _find_citations(text, styles if checked else styles - {"quote"})
-        distinct = list(dict.fromkeys(found))
-        if not distinct:
-            return 0.0
-        coverage = min(len(distinct), target) / target
-        if not checked:
-            return coverage
-        sources = _Sources(raw_sources)
-        valid = sum(1 for kind, key in distinct if sources.resolves(kind, key))
-        return coverage * valid / len(distinct)
+    return BatchReward("citation", _citation_batch, target=target, check_sources=bool(check_sources),
+                       styles=frozenset(styles))
 
-    def reward(completions, **kwargs):
-        items = texts(completions)
-        sources = _column(kwargs, "sources", len(items))
-        return [score(t, s) for t, s in zip(items, sources)]
 
-    return named("citation", reward)
+def _citation_batch(completions, kwargs: dict, target: int, check_sources: bool, styles: frozenset) -> list[float]:
+    items = texts(completions)
+    sources = _column(kwargs, "sources", len(items))
+    return [_citation_score(t, s, target, check_sources, styles) for t, s in zip(items, sources)]
+
+
+def _citation_score(text: str, raw_sources: Any, target: int, check_sources: bool, styles: frozenset) -> float:
+    checked = check_sources and _has_sources(raw_sources)
+    found = _find_citations(text, styles if checked else styles - {"quote"})
+    distinct = list(dict.fromkeys(found))
+    if not distinct:
+        return 0.0
+    coverage = min(len(distinct), target) / target
+    if not checked:
+        return coverage
+    sources = _Sources(raw_sources)
+    valid = sum(1 for kind, key in distinct if sources.resolves(kind, key))
+    return coverage * valid / len(distinct)
 
 
 # --------------------------------------------------------------- repetition
@@ -326,18 +329,14 @@ def repetition_penalty(n: int = 3, max_penalty: float = 1.0):
         raise RewardConfigError(
             f"repetition_penalty: max_penalty must be in (0, 1] (the score is negative), got {max_penalty!r}"
         )
-    size = abs(float(max_penalty))
+    return TextReward("repetition_penalty", _repetition_score, n=n, size=abs(float(max_penalty)))
 
-    def score(text: str) -> float:
-        grams = _ngrams(_tokens(text), n)
-        if not grams:
-            return 0.0
-        return 0.0 - size * (1.0 - len(set(grams)) / len(grams))  # 0.0, never -0.0
 
-    def reward(completions, **kwargs):
-        return [score(t) for t in texts(completions)]
-
-    return named("repetition_penalty", reward)
+def _repetition_score(text: str, n: int, size: float) -> float:
+    grams = _ngrams(_tokens(text), n)
+    if not grams:
+        return 0.0
+    return 0.0 - size * (1.0 - len(set(grams)) / len(grams))  # 0.0, never -0.0
 
 
 # ------------------------------------------------------- language (script)
@@ -455,26 +454,27 @@ def language_consistency(binary: bool = False, ignore_markup: bool = True):
     has no letters (e.g. the answer is just "42").
     Parameters: binary (False), ignore_markup (True). Columns read: prompts.
     """
+    return BatchReward("language_consistency", _language_batch, binary=bool(binary), ignore_markup=bool(ignore_markup))
 
-    def score(text: str, prompt: Any) -> float | None:
-        if prompt is None:
-            return None
-        wanted = _script_counts(_question_text(prompt), ignore_markup)
-        got = _script_counts(text, ignore_markup)
-        if not wanted or not got:
-            return None
-        dominant = wanted.most_common(1)[0][0]
-        accepted = _COMPATIBLE.get(dominant, {dominant})
-        if binary:
-            return 1.0 if got.most_common(1)[0][0] in accepted else 0.0
-        return sum(c for s, c in got.items() if s in accepted) / sum(got.values())
 
-    def reward(completions, **kwargs):
-        items = texts(completions)
-        prompts = _column(kwargs, "prompts", len(items))
-        return [score(t, p) for t, p in zip(items, prompts)]
+def _language_batch(completions, kwargs: dict, binary: bool, ignore_markup: bool) -> list[float | None]:
+    items = texts(completions)
+    prompts = _column(kwargs, "prompts", len(items))
+    return [_language_score(t, p, binary, ignore_markup) for t, p in zip(items, prompts)]
 
-    return named("language_consistency", reward)
+
+def _language_score(text: str, prompt: Any, binary: bool, ignore_markup: bool) -> float | None:
+    if prompt is None:
+        return None
+    wanted = _script_counts(_question_text(prompt), ignore_markup)
+    got = _script_counts(text, ignore_markup)
+    if not wanted or not got:
+        return None
+    dominant = wanted.most_common(1)[0][0]
+    accepted = _COMPATIBLE.get(dominant, {dominant})
+    if binary:
+        return 1.0 if got.most_common(1)[0][0] in accepted else 0.0
+    return sum(c for s, c in got.items() if s in accepted) / sum(got.values())
 
 
 # ---------------------------------------------------------- group diversity
@@ -523,43 +523,44 @@ def group_diversity(method: str = "ngram", n: int = 2, aggregate: str = "mean"):
     if aggregate not in ("mean", "max"):
         raise RewardConfigError(f"group_diversity: aggregate must be 'mean' or 'max', got {aggregate!r}")
     _check_positive_int("n", n, "group_diversity")
+    return BatchReward("group_diversity", _diversity_batch, method=method, n=n, aggregate=aggregate)
 
-    def similarities(items: list[str]) -> list[list[float]]:
-        if method == "fuzz":
-            from rapidfuzz import fuzz, process
 
-            clipped = [t[:_FUZZ_CHARS] for t in items]
-            matrix = process.cdist(clipped, clipped, scorer=fuzz.ratio)
-            # rapidfuzz scores two empty strings 0; for us they are identical.
-            return [
-                [1.0 if not a and not b else float(matrix[i][j]) / 100.0 for j, b in enumerate(clipped)]
-                for i, a in enumerate(clipped)
-            ]
-        sets = [_gram_set(t, n) for t in items]
-        return [[_jaccard(a, b) for b in sets] for a in sets]
+def _similarities(items: list[str], method: str, n: int) -> list[list[float]]:
+    if method == "fuzz":
+        from rapidfuzz import fuzz, process
 
-    def reward(completions, **kwargs):
-        items = texts(completions)
-        prompts = kwargs.get("prompts")
-        keys = [""] * len(items) if prompts is None else [prompt_text(p) for p in _column(kwargs, "prompts", len(items))]
-        groups: dict[str, list[int]] = {}
-        for i, key in enumerate(keys):
-            groups.setdefault(key, []).append(i)
-        scores: list[float | None] = [None] * len(items)
-        for rows in groups.values():
-            if len(rows) < 2:
+        clipped = [t[:_FUZZ_CHARS] for t in items]
+        matrix = process.cdist(clipped, clipped, scorer=fuzz.ratio)
+        # rapidfuzz scores two empty strings 0; for us they are identical.
+        return [
+            [1.0 if not a and not b else float(matrix[i][j]) / 100.0 for j, b in enumerate(clipped)]
+            for i, a in enumerate(clipped)
+        ]
+    sets = [_gram_set(t, n) for t in items]
+    return [[_jaccard(a, b) for b in sets] for a in sets]
+
+
+def _diversity_batch(completions, kwargs: dict, method: str, n: int, aggregate: str) -> list[float | None]:
+    items = texts(completions)
+    prompts = kwargs.get("prompts")
+    keys = [""] * len(items) if prompts is None else [prompt_text(p) for p in _column(kwargs, "prompts", len(items))]
+    groups: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    scores: list[float | None] = [None] * len(items)
+    for rows in groups.values():
+        if len(rows) < 2:
+            continue
+        sim = _similarities([items[i] for i in rows], method, n)
+        for a, row in enumerate(rows):
+            if not items[row].strip():
+                scores[row] = 0.0
                 continue
-            sim = similarities([items[i] for i in rows])
-            for a, row in enumerate(rows):
-                if not items[row].strip():
-                    scores[row] = 0.0
-                    continue
-                others = [sim[a][b] for b in range(len(rows)) if b != a]
-                closeness = max(others) if aggregate == "max" else sum(others) / len(others)
-                scores[row] = min(1.0, max(0.0, 1.0 - closeness))
-        return scores
-
-    return named("group_diversity", reward)
+            others = [sim[a][b] for b in range(len(rows)) if b != a]
+            closeness = max(others) if aggregate == "max" else sum(others) / len(others)
+            scores[row] = min(1.0, max(0.0, 1.0 - closeness))
+    return scores
 
 
 # -------------------------------------------------------- reference overlap
@@ -591,19 +592,21 @@ def reference_overlap(max_n: int = 2, strip_think: bool = True):
     if max_n > 4:
         raise RewardConfigError(f"reference_overlap: max_n above 4 rewards copying phrases, not content; use 1-4, got {max_n}")
 
-    def score(text: str, reference: Any) -> float | None:
-        if reference is None or (isinstance(reference, float) and math.isnan(reference)):
-            return None
-        ref_tokens = _tokens(prompt_text(reference))
-        if not ref_tokens:
-            return None
-        tokens = _tokens(_after_think(text) if strip_think else text)
-        orders = [k for k in range(1, max_n + 1) if len(ref_tokens) >= k]
-        return sum(_f1(_ngrams(tokens, k), _ngrams(ref_tokens, k)) for k in orders) / len(orders)
+    return BatchReward("reference_overlap", _overlap_batch, max_n=max_n, strip_think=bool(strip_think))
 
-    def reward(completions, **kwargs):
-        items = texts(completions)
-        refs = _column(kwargs, "reference", len(items))
-        return [score(t, r) for t, r in zip(items, refs)]
 
-    return named("reference_overlap", reward)
+def _overlap_batch(completions, kwargs: dict, max_n: int, strip_think: bool) -> list[float | None]:
+    items = texts(completions)
+    refs = _column(kwargs, "reference", len(items))
+    return [_overlap_score(t, r, max_n, strip_think) for t, r in zip(items, refs)]
+
+
+def _overlap_score(text: str, reference: Any, max_n: int, strip_think: bool) -> float | None:
+    if reference is None or (isinstance(reference, float) and math.isnan(reference)):
+        return None
+    ref_tokens = _tokens(prompt_text(reference))
+    if not ref_tokens:
+        return None
+    tokens = _tokens(_after_think(text) if strip_think else text)
+    orders = [k for k in range(1, max_n + 1) if len(ref_tokens) >= k]
+    return sum(_f1(_ngrams(tokens, k), _ngrams(ref_tokens, k)) for k in orders) / len(orders)

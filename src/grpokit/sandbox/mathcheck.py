@@ -157,14 +157,37 @@ def fast_verdict(gold: str, pred_answer: str) -> bool | None:
 
 
 def gold_text(gold: str) -> str:
-    """A gold answer as math-verify should see it: GSM8K `#### N` unwrapped, bare LaTeX put in `$...$`."""
+    """A gold answer as math-verify should see it: GSM8K `#### N` unwrapped, bare LaTeX put in `$...$`.
+
+    A gold that reads as prose ("18 dollars", "Answer is forty two.") stays
+    plain text: math-verify's text reader finds the number in it, or finds
+    nothing, and the row is then unscored; wrapped in `$...$` its words would
+    become a product of letters that no answer can equal.
+    """
     gold = str(gold).strip()
     if "####" in gold:
         gold = gold.rsplit("####", 1)[1].strip()
-    # Already delimited (an unescaped `$`, `\\[`, `\\(`, or a box): math-verify finds it as is.
-    if re.search(r"(?<!\\)\$|\\\[|\\\(|\\boxed|\\fbox", gold):
+    if delimited(gold) or reads_as_prose(gold):
         return gold
     return f"${gold}$"
+
+
+def delimited(text: str) -> bool:
+    """Does the text mark its own math (an unescaped `$`, `\\[`, `\\(`, or a box)?"""
+    return re.search(r"(?<!\\)\$|\\\[|\\\(|\\boxed|\\fbox", text) is not None
+
+
+# Letter runs that are mathematics, not prose, in a bare answer.
+_MATH_WORDS = {"sqrt", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "pi", "inf", "oo",
+               "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "mod", "gcd", "lcm", "max", "min"}
+_UNITS = {"cm", "mm", "km", "kg", "mg", "ml", "ft", "yd", "mi", "hr", "lb", "oz"}
+_LETTER_RUN = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+
+
+def reads_as_prose(text: str) -> bool:
+    """True when bare text holds words or units, not only math (`x^2+1`, `\\frac{1}{2}`, `(0, 1]`)."""
+    words = {w.lower() for w in _LETTER_RUN.findall(text)}
+    return any((len(w) >= 3 and w not in _MATH_WORDS) or w in _UNITS for w in words)
 
 
 def _gold_answer(gold: str) -> str:
