@@ -23,6 +23,7 @@ import yaml
 
 from grpokit.data import DataConfig
 from grpokit.errors import ConfigError
+from grpokit.evaluate.config import EvalConfig, check_eval
 from grpokit.plugins import load_imports, resolve_paths
 
 PROFILES = ("cpu", "memory", "vllm", "unsloth", "none")
@@ -87,6 +88,7 @@ class RunConfig:
     training: dict[str, Any] = field(default_factory=dict)
     stages: list[StageConfig] = field(default_factory=list)
     health: dict[str, Any] = field(default_factory=dict)
+    eval: EvalConfig = field(default_factory=EvalConfig)  # held-out accuracy during training
     output_dir: str | None = None  # None means runs/<name>
 
     @property
@@ -433,6 +435,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
         where = "training" if stage is None else f"stages[{stage.name}] training"
         check_batch(effective_training(cfg, stage), where)
     _check_health(cfg.health)
+    check_eval(cfg.eval, cfg.data.eval_size)
     if check_data:
         from grpokit.data import validate_data
 

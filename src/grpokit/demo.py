@@ -1,17 +1,15 @@
-"""`grpokit demo`: the bundled model learns the reasoning/answer format on a CPU, start to finish.
+"""`grpokit demo`: the bundled model learns two-digit addition on a CPU, start to finish.
 
 The recipe is embedded (it equals configs/cpu-demo.yaml, which a test checks) so the
-demo runs from an installed package.
+demo runs from an installed package. Why addition, written as a text continuation
+(`Question: What is 47 + 38?\\nAnswer: 47 + 38 =`), is explained in that file: it is
+the task where the 135M model is right often enough (29% of samples) for GRPO to have
+something to learn from, and wrong often enough to have room to learn.
 
-A 135M model almost never writes a `<reasoning>` tag on its own (0 of 16 samples with
-the default instruction, measured), and a reward that is 0 for every sample gives GRPO
-nothing to learn from. The demo therefore shows the model a worked example in the system
-prompt and starts each answer with `<reasoning>\n` (a prefill: the chat template's
-generation prompt is extended with it, so the completion continues from there). The
-model still has to learn to close the reasoning and write the `<answer>` block, which is
-what the format reward measures (its maximum is 0.75 here: the opening tag is given). Before/after numbers come from two places:
-the training rewards of the first and last five steps (metrics.jsonl), and a sampled
-evaluation of the base model and the trained adapter on held-out prompts (eval.json).
+Training runs two stages: `format` (answer with a number and stop) and `correctness`
+(the right number, partial credit for near misses). Held-out accuracy is measured on
+prompts never trained on: during training (metrics.jsonl, `eval/accuracy`), and
+before/after on more prompts at the end (eval.json), which the summary leads with.
 """
 from __future__ import annotations
 
@@ -23,54 +21,60 @@ import yaml
 
 from grpokit.config import RunConfig, _numbers, from_dict
 
-PREFILL = "<reasoning>\n"
-SYSTEM_PROMPT = (
-    "Think step by step, then answer. Always reply in exactly this format:\n"
-    "<reasoning>\nyour step-by-step thinking\n</reasoning>\n<answer>\nthe final number\n</answer>\n\n"
-    "Example:\nQuestion: Tom has 3 apples and buys 4 more. How many apples does Tom have?\n"
-    "<reasoning>\n3 + 4 = 7\n</reasoning>\n<answer>\n7\n</answer>"
-)
-
 DEMO_YAML = """
 name: cpu-demo
+description: "Bundled 135M model learns two-digit addition on a laptop CPU: answer format first, then correctness, with held-out accuracy"
 model:
   name: bundled:smollm2-135m-instruct
   lora: {r: 16, alpha: 32, target_modules: all-linear}
 data:
-  source: synthetic:arithmetic
-  eval_size: 16
+  source: synthetic:addition
+  conversational: false
+  system_prompt: null
+  eval_size: 300
 rewards:
-  - {name: incremental_format, weight: 1.0}
-  - {name: numeric_match, weight: 1.0}
+  - {name: numeric_match, weight: 1.0, params: {take: first}}
+  - {name: numeric_closeness, weight: 0.5, params: {take: first}}
+  - {name: regex_format, weight: 0.25}
 profile: cpu
 training:
-  num_generations: 4
-  per_device_train_batch_size: 8
-  max_completion_length: 96
-  learning_rate: 2.0e-4
+  num_generations: 8
+  per_device_train_batch_size: 16
+  max_completion_length: 6
+  learning_rate: 3.0e-4
   temperature: 1.0
   max_steps: 30
-  save_steps: 15
+  save_steps: 10
+eval: {every: 10, prompts: 32, samples: 2}
+stages:
+  - {name: format, max_steps: 10, rewards: [{name: regex_format}]}
+  - {name: correctness, max_steps: 20}
 """
 
 
 def demo_config(**changes) -> RunConfig:
     raw = _numbers(yaml.safe_load(DEMO_YAML))
-    raw["data"]["system_prompt"] = SYSTEM_PROMPT
     raw.update(changes)
     return from_dict(raw)
 
 
+def training_records(metrics: list[dict]) -> list[dict]:
+    """The per-step training records (held-out evaluation records carry only eval/ keys)."""
+    return [r for r in metrics if "reward" in r or "loss" in r]
 
+
+def eval_records(metrics: list[dict]) -> list[dict]:
+    return [r for r in metrics if "eval/accuracy" in r or "eval/reward" in r]
 
 
 def window_means(metrics: list[dict], keys: list[str], n: int = 5) -> dict:
-    """Mean of each key over the first n and the last n logged steps."""
+    """Mean of each key over the first n and the last n logged training steps."""
     def mean(rows, key):
         vals = [r[key] for r in rows if isinstance(r.get(key), (int, float))]
         return sum(vals) / len(vals) if vals else None
 
-    first, last = metrics[:n], metrics[-n:]
+    steps = training_records(metrics)
+    first, last = steps[:n], steps[-n:]
     return {key: {"first": mean(first, key), "last": mean(last, key)} for key in keys}
 
 
@@ -79,9 +83,22 @@ def read_metrics(run_dir: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def read_alerts(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / "alerts.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def run_demo(*, steps: int | None = None, output_dir: str | None = None, console=None, evaluate: bool = True,
-             eval_prompts: int = 16, training: dict | None = None) -> dict:
-    """Train, evaluate, print the run dir and before/after numbers; returns the summary."""
+             eval_prompts: int = 200, eval_samples: int = 1, training: dict | None = None, seed: int | None = None,
+             single_stage: bool = False) -> dict:
+    """Train, evaluate, print the run dir and before/after numbers; returns the summary.
+
+    steps: scales both stages to this total (a third format, the rest correctness).
+    single_stage: one stage with every reward from step 1 (the comparison arm of
+    benchmarks/learning.py).
+    """
     from grpokit.train import train
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -90,56 +107,99 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
         changes["output_dir"] = output_dir
     cfg = demo_config(**changes)
     cfg.training.update(training or {})
-    if steps is not None:
-        cfg.training["max_steps"] = steps
+    if seed is not None:
+        cfg.training["seed"] = seed
+    total = steps if steps is not None else sum(s.max_steps for s in cfg.stages)
+    if single_stage:
+        cfg.stages = []
+        cfg.training["max_steps"] = total
+    elif steps is not None:
+        cfg.stages[0].max_steps = max(1, total // 3)
+        cfg.stages[1].max_steps = max(1, total - cfg.stages[0].max_steps)
     say = console.print if console is not None else print
-    say(f"grpokit demo: training {cfg.model.name} on {cfg.data.source} for {cfg.training['max_steps']} steps "
+    say(f"grpokit demo: training {cfg.model.name} on {cfg.data.source} for {total} steps "
         f"(profile {cfg.profile}); run directory {cfg.run_dir}")
     from grpokit.data import load_data
 
     train_set, eval_set = load_data(cfg.data)
     started = time.time()
-    run_dir = train(cfg, console=console, datasets=(train_set, eval_set), response_prefix=PREFILL)
+    run_dir = train(cfg, console=console, datasets=(train_set, eval_set))
     train_s = time.time() - started
     metrics = read_metrics(run_dir)
-    keys = ["reward", *[f"rewards/{r.name}/mean" for r in cfg.rewards], "completions/mean_length"]
-    summary = {"run_dir": str(run_dir), "train_seconds": train_s, "steps": len(metrics),
-               "training_window": window_means(metrics, keys)}
+    keys = ["reward", *[f"rewards/{r.name}/mean" for r in cfg.rewards], "completions/mean_length",
+            "completions/clipped_ratio"]
+    summary = {"run_dir": str(run_dir), "train_seconds": train_s, "steps": len(training_records(metrics)),
+               "training_window": window_means(metrics, keys),
+               "held_out_during": [{"step": r["step"], "stage": r.get("stage"), "accuracy": r.get("eval/accuracy")}
+                                   for r in eval_records(metrics)],
+               "alerts": read_alerts(run_dir), "adapter": str(final_adapter(cfg, run_dir))}
     if evaluate:
-        summary["eval"] = _before_after(cfg, run_dir, eval_set, eval_prompts)
+        summary["eval"] = _before_after(cfg, run_dir, eval_set, eval_prompts, eval_samples)
     (run_dir / "demo_summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     _print_summary(say, summary)
     return summary
 
 
-def _before_after(cfg, run_dir: Path, held_out, n: int) -> dict:
-    """Sampled rewards of the base model and the trained adapter on the same held-out prompts."""
+def final_adapter(cfg: RunConfig, run_dir: Path) -> Path:
+    """The weights the run ended with (the last stage's final/)."""
+    from grpokit.train import stage_final
+
+    return stage_final(cfg, cfg.stages[-1] if cfg.stages else None)
+
+
+def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
+    """Sampled rewards and accuracy of the base model and the trained adapter on the same held-out prompts."""
     from grpokit.evaluate import compare, evaluate, write_eval
-    from grpokit.models import add_response_prefix, load_model
+    from grpokit.evaluate.during import accuracy_reward
+    from grpokit.models import load_model
     from grpokit.profiles import model_dtype
     from grpokit.train import build_rewards
 
     funcs, weights = build_rewards(cfg.rewards)
-    settings = dict(k=1, max_new_tokens=int(cfg.training["max_completion_length"]),
+    settings = dict(k=samples, max_new_tokens=int(cfg.training["max_completion_length"]), accuracy=accuracy_reward(cfg.rewards),
                     temperature=float(cfg.training.get("temperature", 1.0)), max_prompts=n, seed=cfg.data.seed)
     results = {}
-    for label, adapter in (("before", None), ("after", str(run_dir / "checkpoints" / "final"))):
+    for label, adapter in (("before", None), ("after", str(final_adapter(cfg, run_dir)))):
         model, tok = load_model(cfg.model, dtype=model_dtype(cfg), adapter=adapter, trainable=False)
         model.eval()
-        add_response_prefix(tok, PREFILL)
         results[label] = evaluate(model, tok, held_out, funcs, weights, **settings)
         del model
-    write_eval(run_dir / "eval.json", results["before"], results["after"], {"name": cfg.name, "prefill": PREFILL})
+    write_eval(run_dir / "eval.json", results["before"], results["after"], {"name": cfg.name})
     return {**results, "delta": compare(results["before"], results["after"])}
 
 
+# What an alert means for this demo, in one line each; the full table is skill/troubleshooting.md.
+_ALERT_MEANING = {
+    "truncation": "completions hit the 6-token limit: the model kept talking after its number (the format reward pushes it to stop)",
+    "no_learning_signal": "most groups scored alike (all right or all wrong), so those steps taught little",
+    "reward_stuck": "the reward stopped rising over the last steps",
+}
+
+
 def _print_summary(say, summary: dict) -> None:
+    ev = summary.get("eval")
     say(f"\nrun directory: {summary['run_dir']}  ({summary['steps']} steps, {summary['train_seconds'] / 60:.1f} min)")
+    if ev:
+        before, after = ev["before"], ev["after"]
+        if before.get("accuracy") is not None and after.get("accuracy") is not None:
+            say(f"held-out accuracy ({after['prompts']} prompts never trained on): "
+                f"{before['accuracy']:.3f} before -> {after['accuracy']:.3f} after")
+    during = [d for d in summary.get("held_out_during", []) if d.get("accuracy") is not None]
+    if during:
+        say("held-out accuracy during training: " + ", ".join(f"step {d['step']}"
+            + (f" ({d['stage']})" if d.get("stage") else "") + f" {d['accuracy']:.2f}" for d in during))
     say("training rewards, mean of the first 5 steps -> last 5 steps:")
     for key, v in summary["training_window"].items():
-        if v["first"] is not None:
+        if v["first"] is not None and v["last"] is not None:
             say(f"  {key:<36} {v['first']:8.3f} -> {v['last']:8.3f}")
-    ev = summary.get("eval")
+    alerts = summary.get("alerts") or []
+    if alerts:
+        say("health alerts raised during training:")
+        for alert in alerts:
+            rule = str(alert.get("rule"))
+            say(f"  step {alert.get('step')}: {rule}: {_ALERT_MEANING.get(rule, alert.get('message', ''))}")
+    else:
+        say("health alerts: none")
     if ev:
         from grpokit.evaluate import format_table
 

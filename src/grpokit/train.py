@@ -17,7 +17,7 @@ from typing import Iterable
 from grpokit import checkpoints as ckpts
 from grpokit import profiles
 from grpokit.checkpointing_names import quiet_model_alias
-from grpokit.config import RunConfig, RewardSpec, StageConfig, dump_yaml
+from grpokit.config import RunConfig, RewardSpec, StageConfig, dump_yaml, effective_training
 from grpokit.errors import ConfigError, RunError
 from grpokit.ranks import is_main_process
 from grpokit.train_callbacks import MetricsCallback, RewardRecorder, trim_metrics
@@ -50,6 +50,25 @@ def health_callbacks(cfg: RunConfig, run_dir: Path) -> list:
     if hasattr(HealthCallback, "from_config"):
         return [HealthCallback.from_config(cfg.health, run_dir)]  # ConfigError on a bad `health:` key
     return [HealthCallback(cfg.health, run_dir=run_dir)]
+
+
+def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
+                       first: bool) -> list:
+    """Held-out accuracy every `eval.every` steps (grpokit.evaluate.during), scored with the run's rewards."""
+    if not cfg.eval.every or eval_set is None or len(eval_set) == 0:
+        return []
+    from grpokit.evaluate.during import HeldOutEvalCallback, accuracy_reward
+
+    training = effective_training(cfg, stage)
+    funcs, weights = build_rewards(cfg.rewards)
+    rows = [dict(r) for r in eval_set.select(range(min(cfg.eval.prompts, len(eval_set))))]
+    temperature = cfg.eval.temperature if cfg.eval.temperature is not None else float(training.get("temperature", 1.0))
+    return [HeldOutEvalCallback(
+        rows, funcs, weights, every=cfg.eval.every, accuracy=accuracy_reward(cfg.rewards),
+        metrics_path=run_dir / "metrics.jsonl", stage=stage.name if stage is not None and cfg.stages else None,
+        samples=cfg.eval.samples, temperature=temperature, seed=cfg.data.seed,
+        max_new_tokens=cfg.eval.max_new_tokens or int(training.get("max_completion_length", 256)),
+        baseline=first, console=console)]
 
 
 def _stages(cfg: RunConfig) -> list[StageConfig | None]:
@@ -182,6 +201,7 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
     if args.gradient_checkpointing and hasattr(model, "enable_input_require_grads") and cfg.model.lora is not None:
         # LoRA freezes the embeddings, so checkpointed blocks would see inputs without grad.
         model.enable_input_require_grads()
+    held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None)
     use_eval = args.eval_strategy != "no" and eval_set is not None
     trainer = GRPOTrainer(
         model=model,
@@ -195,6 +215,7 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
             # Health first: its tracker adds per-reward None/error shares to the logs MetricsCallback writes.
             *health,
             MetricsCallback(run_dir / "metrics.jsonl", stage_name, console, recorder.names),
+            *held_out,
             *callbacks,
         ],
     )

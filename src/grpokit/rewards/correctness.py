@@ -157,7 +157,7 @@ def _fuzzy_score(text: str, gold: Any, threshold: float | None, case_sensitive: 
 # ------------------------------------------------------------- numeric match
 
 @register("numeric_match", aliases=("numeric", "gsm8k_accuracy"), family=FAMILY)
-def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "answer"):
+def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "answer", take: str = "final"):
     """1.0 when the completion's final number equals the gold number (within tolerance), else 0.0.
 
     The completion's number is taken from, in this order: the last
@@ -171,11 +171,15 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
 
     - `rel_tol` (default 1e-6), `abs_tol` (default 1e-9): match when
       |a - b| <= max(rel_tol * max(|a|, |b|), abs_tol) (`math.isclose`).
+    - `take` (default `final`): `first` reads the first number of the
+      completion instead, for prompts that end where the answer goes
+      (`... 47 + 38 =`): what the model writes after its answer is not read.
 
     Reads the `answer` column (or `column`): a number, `42`, `$1,000`, or a
     worked solution ending in GSM8K's `#### 42`. A row whose gold holds no
     number gets None (never 1.0).
     """
+    _check_take("numeric_match", take)
     for key, value in (("rel_tol", rel_tol), ("abs_tol", abs_tol)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise RewardConfigError(f"numeric_match: {key} must be a finite number, got {value!r}")
@@ -183,18 +187,80 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
             raise RewardConfigError(f"numeric_match: {key} must be >= 0 (a tolerance), got {value}; use e.g. {key}=0.01")
     _check_column("numeric_match", column)
 
-    return GoldReward("numeric_match", _numeric_score, column, rel_tol=rel_tol, abs_tol=abs_tol)
+    return GoldReward("numeric_match", _numeric_score, column, rel_tol=rel_tol, abs_tol=abs_tol, take=take)
 
 
-def _numeric_score(text: str, gold: Any, rel_tol: float, abs_tol: float) -> float | None:
+_TAKES = ("final", "first")
+
+
+def _check_take(reward: str, take: Any) -> None:
+    if take not in _TAKES:
+        raise RewardConfigError(f"{reward}: take must be 'final' (the committed answer) or 'first' (the first number), got {take!r}")
+
+
+def _gold_numbers(gold: Any) -> list:
     values = gold if isinstance(gold, (list, tuple)) else [gold]
-    targets = [n for n in (_numbers.gold_number(v) for v in values) if n is not None]
+    return [n for n in (_numbers.gold_number(v) for v in values) if n is not None]
+
+
+def _found_number(text: str, take: str):
+    if take == "first":
+        found = _numbers.numbers_in(_numbers.normalise(text[:2000]))
+        return found[0] if found else None
+    return _numbers.answer_values(text)
+
+
+def _numeric_score(text: str, gold: Any, rel_tol: float, abs_tol: float, take: str = "final") -> float | None:
+    targets = _gold_numbers(gold)
     if not targets:
         return None
-    found = _numbers.answer_values(text)
+    found = _found_number(text, take)
     if found is None:
         return 0.0
     return 1.0 if any(_numbers.close(found, t, rel_tol, abs_tol) for t in targets) else 0.0
+
+
+@register("numeric_closeness", aliases=("numeric_partial",), family=FAMILY)
+def numeric_closeness(tolerance: float = 0.2, max_partial: float = 0.5, column: str = "answer", take: str = "final"):
+    """Partial credit for a near-miss number: 1.0 when exact, less the further off, 0.0 past `tolerance`.
+
+    A wrong answer earns `max_partial * (1 - error / tolerance)`, where error is
+    |answer - gold| / max(|gold|, 1) (relative, so 86 for 85 is close and 850
+    is not). A group whose samples are all wrong still differs in how wrong
+    they are, so GRPO has something to learn from where an exact-match reward
+    gives every sample 0; pair it with `numeric_match` so only the exact
+    number earns full marks.
+
+    - `tolerance` (default 0.2): the relative error at which credit reaches 0.
+    - `max_partial` (default 0.5): the most a wrong answer can earn (< 1).
+    - `take`: `final` (default) or `first`, read as in `numeric_match`.
+
+    The number is found as in `numeric_match`. A row whose gold holds no number
+    gets None; a completion with no number scores 0.0.
+    """
+    _check_take("numeric_closeness", take)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (0 < tolerance < math.inf):
+        raise RewardConfigError(f"numeric_closeness: tolerance must be a positive number (a relative error, e.g. 0.2), got {tolerance!r}")
+    if isinstance(max_partial, bool) or not isinstance(max_partial, (int, float)) or not 0 <= max_partial < 1:
+        raise RewardConfigError(f"numeric_closeness: max_partial must be at least 0 and below 1 (exact answers get 1), got {max_partial!r}")
+    _check_column("numeric_closeness", column)
+    return GoldReward("numeric_closeness", _closeness_score, column, tolerance=tolerance, max_partial=max_partial, take=take)
+
+
+def _closeness_score(text: str, gold: Any, tolerance: float, max_partial: float, take: str) -> float | None:
+    targets = _gold_numbers(gold)
+    if not targets:
+        return None
+    found = _found_number(text, take)
+    if found is None:
+        return 0.0
+    best = 0.0
+    for target in targets:
+        if _numbers.close(found, target, 1e-9, 1e-9):
+            return 1.0
+        error = abs(found.value - target.value) / max(abs(target.value), 1.0)
+        best = max(best, max_partial * max(0.0, 1.0 - error / tolerance))
+    return best
 
 
 # ----------------------------------------------------------- math equivalence

@@ -9,6 +9,7 @@ Tag matching is plain `str.find`/`str.count`, never a backtracking regex, so a
 from __future__ import annotations
 
 import json
+import re
 from itertools import islice
 from typing import Any, Sequence
 
@@ -233,6 +234,36 @@ def json_format(whole: bool = False):
 
 def _contains_json(text: str) -> bool:
     return any(isinstance(v, (dict, list)) and v for v in json_values(text))
+
+
+@register("regex_format", aliases=("pattern_format",), family="format")
+def regex_format(pattern: str = r"-?\d+(?:\.\d+)?"):
+    """1.0 when the whole completion (surrounding whitespace aside) matches `pattern`, else 0.0.
+
+    For answers whose shape is the format: a bare number (the default), a
+    yes/no, a date, a single letter. With prompts that end where the answer
+    goes (`... 47 + 38 =`), a model that writes the number and stops scores
+    1.0; one that goes on talking after it scores 0.0, and so learns to stop.
+
+    Parameters:
+      pattern: a Python regular expression the whole answer must match
+        (default: an integer or decimal number, e.g. `-12`, `3.5`).
+
+    Columns: none. Completions longer than 10,000 characters score 0.0
+    unread (no answer shape is that long, and a user pattern may backtrack).
+    """
+    if not isinstance(pattern, str) or not pattern:
+        raise RewardConfigError(f"regex_format: pattern must be a regular expression, e.g. '(yes|no)', got {pattern!r}")
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise RewardConfigError(f"regex_format: pattern {pattern!r} is not a valid regular expression ({exc})") from None
+    return TextReward("regex_format", _regex_ok, compiled=compiled)
+
+
+def _regex_ok(text: str, compiled: "re.Pattern") -> bool:
+    stripped = text.strip()
+    return len(stripped) <= 10_000 and compiled.fullmatch(stripped) is not None
 
 
 @register("code_block_format", family="format")
