@@ -243,3 +243,35 @@ def test_cli_config_errors_exit_2(tmp_path, make, match):
     result = CliRunner().invoke(app, ["train", str(make(tmp_path))])
     assert result.exit_code == 2, result.output
     assert "config error" in result.output and match in result.output.replace("\n", " ")
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("eval.every=-1", "eval.every must be a whole number >= 0"),  # negative interval
+        ("eval.prompts=0", "eval.prompts must be a whole number >= 1"),  # nothing to evaluate
+        ("eval.samples=true", "eval.samples must be int"),  # a bool is not a count (the generic type check)
+        ("eval.temperature=-0.5", "eval.temperature must be a number from 0"),  # below greedy
+        ("eval.max_new_tokens=0", "eval.max_new_tokens must be a whole number >= 1"),
+    ],
+)
+def test_bad_eval_section_fails_before_loading(override, message, tmp_path):
+    from grpokit.config import load_config
+    from grpokit.errors import ConfigError
+
+    path = tmp_path / "c.yaml"
+    path.write_text("name: t\ndata: {source: 'synthetic:addition', conversational: false, eval_size: 10}\n"
+                    "rewards: [{name: numeric_match}]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        load_config(path, [override])
+
+
+def test_eval_every_needs_a_held_out_split(tmp_path):
+    from grpokit.config import load_config
+    from grpokit.errors import ConfigError
+
+    path = tmp_path / "c.yaml"
+    path.write_text("name: t\ndata: {source: 'synthetic:addition', eval_size: 0}\nrewards: [{name: numeric_match}]\n"
+                    "eval: {every: 5}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="data.eval_size is 0"):
+        load_config(path)

@@ -122,6 +122,8 @@ def test_validate_errors_name_the_fix(tmp_path):
         (DataConfig(source="synthetic:arithmetic?digits=9"), "out of range: use 1 to 6"),
         (DataConfig(source="synthetic:arithmetic?n=many"), "must be a whole number"),
         (DataConfig(source="synthetic:arithmetic?ops=add,pow"), "use a comma list of add, sub, mul, div"),
+        (DataConfig(source="synthetic:addition?wording=fancy"), "wording='fancy': use one of plain, varied"),
+        (DataConfig(source="synthetic:addition?digits=5"), "out of range: use 1 to 4"),
         # synthetic columns are known without generating the data set
         (DataConfig(source="synthetic:arithmetic", prompt_column="problem"), "Its columns are: question, answer, expression"),
     ]
@@ -379,3 +381,27 @@ def test_hub_without_network_is_a_clear_error(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.startswith("RunError: hf:openai/gsm8k:main: could not reach the Hugging Face hub"), out.stdout + out.stderr
     assert "load_dataset('openai/gsm8k', 'main')" in out.stdout
+
+
+def test_synthetic_addition_prompts_end_where_the_answer_goes():
+    from grpokit.data import synthetic
+
+    plain = synthetic.generate("addition", (("n", "50"),), 3)
+    for row in plain:
+        a, b = (int(x) for x in row["expression"].split(" + "))
+        assert 10 <= a <= 99 and 10 <= b <= 99 and row["answer"] == str(a + b)
+        # The question, then the answer line left open at "=": the model's first number is its answer.
+        assert row["question"] == f"Question: What is {a} + {b}?\nAnswer: {a} + {b} ="
+    varied = synthetic.generate("addition", (("n", "200"), ("wording", "varied"), ("digits", "3")), 3)
+    assert len({r["question"].split("\n")[0].split(" ")[1] for r in varied}) >= 4  # several wordings
+    assert all(100 <= int(r["expression"].split(" + ")[0]) <= 999 for r in varied)
+    assert all(r["question"].endswith(f"Answer: {r['expression']} =") for r in varied)
+    # Same parameters and seed, same rows.
+    assert synthetic.generate("addition", (("n", "50"),), 3) == plain
+
+
+def test_synthetic_addition_loads_as_plain_text_prompts():
+    cfg = DataConfig(source="synthetic:addition?n=20", conversational=False, system_prompt=None, eval_size=5)
+    train_set, eval_set = load_data(cfg)
+    assert len(train_set) == 15 and len(eval_set) == 5
+    assert isinstance(train_set[0]["prompt"], str) and train_set[0]["prompt"].endswith("=")

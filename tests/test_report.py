@@ -109,3 +109,22 @@ def test_memory_and_step_time_panels_only_when_logged():
     by_title = {p.title: p for p in panels(logged, hc)}
     assert by_title["memory (GB)"].keys[0] == "memory/rss_gb" and by_title["memory (GB)"].from_zero
     assert by_title["seconds per step"].keys == ["step_time"]
+
+
+def test_held_out_accuracy_panel_first_when_logged(tmp_path):
+    hc = HealthConfig(max_completion_length=100)
+    assert not any("held-out" in p.title for p in panels(history("healthy"), hc))
+    records = history("healthy")
+    # Evaluation records sit between training records (eval: every 10), with their own keys only.
+    evals = [{"step": s, "stage": None, "eval/accuracy": acc, "eval/reward": acc} for s, acc in ((0, 0.25), (10, 0.4), (20, 0.55))]
+    logged = evals[:1] + records[:10] + evals[1:2] + records[10:20] + evals[2:] + records[20:]
+    first = panels(logged, hc)[0]
+    assert first.title.startswith("held-out accuracy") and first.keys == ["eval/accuracy"]
+    assert series(logged, "eval/accuracy") == ([0.0, 10.0, 20.0], [0.25, 0.4, 0.55])
+    # The report still renders, and the training panels read only the training records.
+    write_run(tmp_path, "healthy")
+    with open(tmp_path / "metrics.jsonl", "a") as fh:
+        for rec in evals:
+            fh.write(json.dumps(rec) + "\n")
+    paths = write_report(tmp_path)
+    assert paths["png"].stat().st_size > 0 and "finished" in paths["html"].read_text()

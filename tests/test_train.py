@@ -239,3 +239,40 @@ def test_memory_metrics_read_this_process():
 
     found = memory_metrics()
     assert 0.01 < found["memory/rss_gb"] <= found["memory/peak_rss_gb"] < 1000
+
+
+def test_held_out_accuracy_during_training(tiny, tmp_path):
+    """eval.every writes held-out records (step 0 = before any update) into metrics.jsonl, on both stages."""
+    from grpokit.train import train
+
+    config = run_config(tiny, tmp_path / "run", save_steps=100)
+    config["data"]["eval_size"] = 6
+    config["rewards"] = [{"name": "tiny_len"}, {"name": "numeric_match", "weight": 0.0}]
+    config["eval"] = {"every": 2, "prompts": 3, "samples": 2}
+    config["stages"] = [{"name": "one", "max_steps": 2}, {"name": "two", "max_steps": 2}]
+    run_dir = train(from_dict(config))
+    records = read_jsonl(run_dir / "metrics.jsonl")
+    held = [(r["stage"], r["step"]) for r in records if "eval/accuracy" in r]
+    # The baseline once (the second stage starts where the first ended), then every 2 steps of each stage.
+    assert held == [("one", 0), ("one", 2), ("two", 2)]
+    first = next(r for r in records if "eval/accuracy" in r)
+    assert first["eval/prompts"] == 3 and first["eval/samples_per_prompt"] == 2
+    assert 0.0 <= first["eval/accuracy"] <= 1.0 and "eval/rewards/tiny_len" in first
+    # Training records stay as they were: one per step, held-out keys only in their own records.
+    steps = [(r["stage"], r["step"]) for r in records if "reward" in r]
+    assert steps == [("one", 1), ("one", 2), ("two", 1), ("two", 2)]
+    assert not any("reward" in r for r in records if "eval/accuracy" in r)
+
+
+def test_held_out_evaluation_leaves_training_randomness_alone(tiny, tmp_path):
+    """Evaluation samples from its own seeded stream: the training completions do not change with eval on or off."""
+    from grpokit.train import train
+
+    texts_of = []
+    for every in (0, 1):
+        config = run_config(tiny, tmp_path / f"run{every}", save_steps=100, max_steps=2, learning_rate=0.0)
+        config["data"]["eval_size"] = 4
+        config["eval"] = {"every": every, "prompts": 2, "samples": 1}
+        run_dir = train(from_dict(config))
+        texts_of.append([r["completion"] for r in read_jsonl(run_dir / "completions.jsonl")])
+    assert texts_of[0] == texts_of[1]

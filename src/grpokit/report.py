@@ -89,6 +89,12 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
         Panel("loss", ["loss"], None, "hovers near 0; rising is normal", ("non_finite",)),
         Panel("grad_norm", ["grad_norm"], None, "finite, no spikes", ("non_finite",)),
     ]
+    # Held-out accuracy during training (eval: every N steps): what the run is for, drawn when logged.
+    held_out = [k for k in ("eval/accuracy", "eval/reward") if any(k in r for r in records)]
+    if held_out:
+        chosen.insert(0, Panel("held-out accuracy (prompts never trained on)", held_out[:1] if "eval/accuracy" in held_out
+                               else held_out, None, "should rise; flat while reward rises means reward hacking",
+                               from_zero=True))
     # Runs logged before these metrics existed do not get two empty panels.
     if any("step_time" in r for r in records):
         chosen.append(Panel("seconds per step", ["step_time"], None, "flat; a climb is swapping or a leak",
@@ -146,7 +152,8 @@ def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[st
             continue
         all_steps += steps
         label = key.split("/")[1] if key.startswith("rewards/") else key
-        ax.plot(steps, values, lw=1.4, label=label)
+        # Sparse series (held-out evaluations every N steps) get markers: each point is a measurement.
+        ax.plot(steps, values, lw=1.4, label=label, marker="o" if len(values) <= 12 else None, ms=4)
         drawn += 1
         bad = [s for s, v in zip(steps, values) if math.isnan(v)]
         if bad and panel.title in ("loss", "grad_norm"):

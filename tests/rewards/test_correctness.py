@@ -336,3 +336,52 @@ def test_any_text_gives_a_score_or_none(name):
         assert value is None or (isinstance(value, float) and 0.0 <= value <= 1.0)
 
     check()
+
+
+FIRST_NUMBER = [
+    # (completion, gold, expected) for numeric_match(take="first"): prompts that end in "47 + 38 ="
+    (" 85", "85", 1.0),  # the answer right after "="
+    (" 85\nQuestion: What is 3 + 4?\nAnswer: 7", "85", 1.0),  # what follows the answer is not read
+    (" 84\nNo wait, 85", "85", 0.0),  # a correction after the answer does not count
+    (" 1,234 apples", "1234", 1.0),  # numbers are read as numbers
+    (" x", "85", 0.0),  # no number: wrong
+    (" 85", "forty", None),  # a gold with no number cannot be scored
+]
+
+
+@pytest.mark.parametrize("completion,gold,expected", FIRST_NUMBER)
+def test_numeric_match_first_number(completion, gold, expected):
+    assert score("numeric_match", completion, gold, take="first") == expected
+
+
+CLOSENESS = [
+    # (completion, gold, params, expected)
+    ("The answer is 85", "85", {}, 1.0),  # exact: full marks
+    ("The answer is 86", "85", {}, pytest.approx(0.5 * (1 - (1 / 85) / 0.2))),  # near miss: most of the partial credit
+    ("The answer is 75", "85", {}, pytest.approx(0.5 * (1 - (10 / 85) / 0.2))),  # a carry error: less
+    ("The answer is 850", "85", {}, 0.0),  # far off: nothing
+    ("The answer is 86", "85", {"max_partial": 0.2}, pytest.approx(0.2 * (1 - (1 / 85) / 0.2))),  # a smaller cap
+    ("The answer is 1", "0", {}, 0.0),  # error relative to max(|gold|, 1): 1 off from 0 is far
+    (" 86\n and 85", "85", {"take": "first"}, pytest.approx(0.5 * (1 - (1 / 85) / 0.2))),  # the first number is read
+    ("no number", "85", {}, 0.0),  # nothing to compare
+    ("The answer is 85", None, {}, None),  # no gold: unscorable
+    ("The answer is 86", ["85", "86"], {}, 1.0),  # any acceptable answer counts
+]
+
+
+@pytest.mark.parametrize("completion,gold,params,expected", CLOSENESS)
+def test_numeric_closeness(completion, gold, params, expected):
+    assert score("numeric_closeness", completion, gold, **params) == expected
+
+
+@pytest.mark.parametrize(
+    "name, params, message",
+    [
+        ("numeric_match", {"take": "last"}, "take must be 'final'"),  # only the two documented readings
+        ("numeric_closeness", {"tolerance": 0}, "tolerance must be a positive number"),
+        ("numeric_closeness", {"max_partial": 1.0}, "max_partial must be at least 0 and below 1"),  # wrong = right otherwise
+    ],
+)
+def test_numeric_parameter_errors(name, params, message):
+    with pytest.raises(RewardConfigError, match=message):
+        get(name, **params)

@@ -277,3 +277,27 @@ def test_no_false_positives_on_real_math_responses(shared_data):
     # code_block_format fires exactly on the responses that carry a ```python block
     code = get("code_block_format", language="python")(texts)
     assert [s == 1.0 for s in code] == ["```python\n" in t for t in texts]
+
+
+REGEX = [
+    # (text, params, expected)
+    (" 85", {}, 1.0),  # the default: a bare number, surrounding whitespace aside
+    ("-3.5\n", {}, 1.0),  # negative and decimal numbers
+    (" 85\nQuestion: what next?", {}, 0.0),  # talk after the number
+    ("85 apples", {}, 0.0),  # the whole answer must match
+    ("", {}, 0.0),  # nothing
+    ("yes", {"pattern": "(yes|no)"}, 1.0),  # a user pattern
+    ("yes!", {"pattern": "(yes|no)"}, 0.0),  # full match, not search
+    ("1" * 20_000, {}, 0.0),  # longer than any answer: not read
+]
+
+
+@pytest.mark.parametrize("text, params, expected", REGEX)
+def test_regex_format(text, params, expected):
+    assert score("regex_format", text, **params) == expected
+
+
+@pytest.mark.parametrize("pattern, message", [("(", "not a valid regular expression"), ("", "must be a regular expression")])
+def test_regex_format_bad_pattern(pattern, message):
+    with pytest.raises(RewardConfigError, match=message):
+        get("regex_format", pattern=pattern)

@@ -7,6 +7,7 @@ from grpokit.rewards.registry import (  # noqa: F401
     RewardConfigError,
     canonical,
     describe,
+    family,
     get,
     names,
     register,
