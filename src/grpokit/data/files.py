@@ -9,6 +9,7 @@ import csv
 import json
 from pathlib import Path
 
+from grpokit.data.file_problems import find_problem
 from grpokit.errors import ConfigError
 
 
@@ -35,7 +36,7 @@ def columns_of(path: str, fmt: str) -> list[str]:
     except ConfigError:
         raise
     except UnicodeDecodeError:
-        raise ConfigError(f"cannot read {p}: it is not UTF-8 text; re-save it as UTF-8") from None
+        raise ConfigError(find_problem(p, fmt) or f"cannot read {p}: it is not UTF-8 text; re-save it as UTF-8") from None
     except PermissionError:
         raise ConfigError(f"cannot read {p}: permission denied") from None
     except Exception as exc:  # pyarrow and json raise many types; all mean "unreadable"
@@ -83,4 +84,6 @@ def load_file(path: str, fmt: str):
     try:
         return datasets.load_dataset(fmt, data_files=str(p.resolve()), split="train")
     except Exception as exc:
-        raise ConfigError(f"cannot load {p} as {fmt}: {type(exc).__name__}: {exc}") from None
+        cause = exc.__cause__ or exc  # datasets wraps the reader's own error in DatasetGenerationError
+        problem = find_problem(p, fmt)
+        raise ConfigError(problem or f"cannot load {p} as {fmt}: {type(cause).__name__}: {cause}") from None
