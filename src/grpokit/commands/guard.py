@@ -52,7 +52,7 @@ def guarded(func, command: str):
     def run(*args, **kwargs):
         try:
             return func(*args, **kwargs)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise  # typer's own ways to end: exit codes and usage errors it already printed
         except ConfigError as exc:
             typer.echo(f"error: {exc}", err=True)

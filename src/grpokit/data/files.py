@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 from pathlib import Path
 
 from grpokit.data.file_problems import find_problem
@@ -81,9 +82,15 @@ def load_file(path: str, fmt: str):
     import datasets
 
     p = _check_path(path)
+    # The reader logs its own error (with pandas' or pyarrow's wording) before raising; ours replaces it.
+    library_log = logging.getLogger("datasets")
+    level = library_log.level
+    library_log.setLevel(logging.CRITICAL)
     try:
         return datasets.load_dataset(fmt, data_files=str(p.resolve()), split="train")
     except Exception as exc:
         cause = exc.__cause__ or exc  # datasets wraps the reader's own error in DatasetGenerationError
         problem = find_problem(p, fmt)
         raise ConfigError(problem or f"cannot load {p} as {fmt}: {type(cause).__name__}: {cause}") from None
+    finally:
+        library_log.setLevel(level)
