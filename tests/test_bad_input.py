@@ -108,18 +108,28 @@ DATA_CASES = [
 ]
 
 
-@pytest.mark.timeout(120)
 @pytest.mark.parametrize("name, content, message", DATA_CASES)
-def test_bad_data_file_names_the_line(tmp_path, monkeypatch, name, content, message):
-    # `doctor` loads the data before any model: bad data is bad input (exit 2), not a failed check.
+def test_bad_data_file_names_the_line(tmp_path, name, content, message):
+    from grpokit.data import DataConfig, load_data
+    from grpokit.errors import ConfigError
+
     data = tmp_path / name
     data.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(ConfigError) as caught:
+        load_data(DataConfig(source=str(data), eval_size=0))
+    assert re.search(message, str(caught.value)), str(caught.value)
+
+
+@pytest.mark.timeout(120)
+def test_doctor_exits_2_on_bad_data(tmp_path, monkeypatch):
+    # `doctor` loads the data before any model: bad data is bad input (exit 2), not a failed check.
+    data = tmp_path / "d.jsonl"
+    data.write_text(jsonl('{"question": "a", "answer": "1"}', "{broken"))
     config = tmp_path / "cfg.yaml"
     config.write_text(GOOD + f"data: {{source: {data}, eval_size: 0}}\nprofile: cpu\n")
     result, _ = invoke(["doctor", config, "--no-probe"], monkeypatch, tmp_path)
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    assert re.search(message, " ".join(result.output.split())), result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert "d.jsonl:2: not valid JSON" in " ".join(result.output.split())
 
 
 def _gold_csv(tmp_path):
@@ -206,3 +216,84 @@ def test_yaml_anchors_and_merge_keys_still_work(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     resolved = yaml.safe_load(result.output.split("# GRPOConfig")[0].split("# resolved config", 1)[1])
     assert resolved["stages"][0]["training"]["max_steps"] == 3
+
+
+# --- fuzzing: random configs and data files never crash, hang or pass silently -------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from grpokit.training_fields import RANGES  # noqa: E402
+
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
+)
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                       max_leaves=8)
+# Keys a config really has, so the fuzz reaches validation rather than stopping at "unknown key".
+_TRAINING = st.dictionaries(st.sampled_from(sorted(RANGES)), _SCALARS, max_size=4)
+_CONFIG = st.fixed_dictionaries(
+    {"name": st.just("fuzz"), "rewards": st.just([{"name": "numeric_match"}])},
+    optional={
+        "training": _TRAINING,
+        "model": st.fixed_dictionaries({}, optional={"lora": st.one_of(st.none(), st.dictionaries(
+            st.sampled_from(["r", "alpha", "dropout"]), _SCALARS, max_size=3)), "max_seq_length": _SCALARS}),
+        "data": st.fixed_dictionaries({}, optional={"eval_size": _SCALARS, "max_samples": _SCALARS,
+                                                    "require_answers": _SCALARS, "seed": _SCALARS}),
+        "stages": st.lists(st.fixed_dictionaries({"name": st.sampled_from(["a", "b"])},
+                                                 optional={"max_steps": _SCALARS, "training": _TRAINING}), max_size=2),
+        "profile": st.sampled_from(["cpu", "memory", "none", "gpu"]),
+        "extra": _VALUES,
+    },
+)
+
+
+def _assert_clean_exit(result, ok_codes=(0, 2)):
+    assert result.exit_code in ok_codes, result.output
+    assert "Traceback" not in result.output and "failed unexpectedly" not in result.output, result.output
+    if result.exit_code == 2:
+        assert result.output.strip(), "exit 2 without a message"
+
+
+@pytest.mark.timeout(120)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(config=_CONFIG)
+def test_fuzz_config_mappings(tmp_path, monkeypatch, config):
+    path = tmp_path / "cfg.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result, seconds = invoke(["train", path, "--dry-run"], monkeypatch, tmp_path)
+    _assert_clean_exit(result)
+    assert seconds < 20
+
+
+_LINES = st.lists(st.one_of(
+    st.binary(max_size=20),
+    st.sampled_from([b'{"question": "q", "answer": "1"}', b"question,answer", b"q,1", b"q,", b"[1]", b"{", b'"x"',
+                     b'{"question": null, "answer": 2}', b"\xff\xfe", b"a,b,c", b'{"question": "q", "answer": NaN}']),
+), max_size=6)
+
+
+@pytest.mark.timeout(120)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_LINES, suffix=st.sampled_from([".csv", ".jsonl"]))
+def test_fuzz_data_files(tmp_path, lines, suffix):
+    from grpokit.data import DataConfig, load_data
+    from grpokit.errors import ConfigError
+
+    path = tmp_path / f"fuzz{suffix}"
+    path.write_bytes(b"\n".join(lines))
+    try:
+        load_data(DataConfig(source=str(path), eval_size=0))
+    except ConfigError as exc:
+        assert path.name in str(exc) or "fuzz" in str(exc), str(exc)  # the message names the file
+
+
+@pytest.mark.timeout(120)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_LINES)
+def test_fuzz_samples_files(tmp_path, monkeypatch, lines):
+    path = tmp_path / "samples.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    result, _ = invoke(["rewards", "test", path, "--reward", "numeric_match"], monkeypatch, tmp_path)
+    _assert_clean_exit(result, ok_codes=(0, 1, 2))  # 1: the scores look wrong, which is the command's finding
