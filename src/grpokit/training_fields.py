@@ -61,7 +61,7 @@ RANGES: dict[str, Range] = {
     "per_device_train_batch_size": Range(low=1, usual="e.g. 8: completions per device per step"),
     "per_device_eval_batch_size": Range(low=1, usual="e.g. 8"),
     "gradient_accumulation_steps": Range(low=1, usual="e.g. 1 to 8"),
-    "num_generations": Range(low=2, usual="4 to 16 completions per prompt"),
+    "num_generations": Range(low=2, usual="GRPO compares completions of the same prompt, so it needs at least 2 (4 to 16 is usual)"),
     "num_generations_eval": Range(low=1),
     "generation_batch_size": _COUNT,
     "steps_per_generation": _COUNT,
