@@ -379,14 +379,14 @@ def _check_model(model: ModelConfig) -> None:
             f"model.name {name!r} looks like a local path but does not exist; give an existing directory or .gguf "
             "file, a Hugging Face id such as Qwen/Qwen2.5-1.5B-Instruct, or bundled:smollm2-135m-instruct"
         )
-    if model.lora is not None:
-        if not 1 <= model.lora.r <= MAX_LORA_RANK:
-            raise ConfigError(f"model.lora.r must be a rank from 1 to {MAX_LORA_RANK} (8-64 is usual), got {model.lora.r}")
-        if not 0 < model.lora.alpha <= 1e6:
-            raise ConfigError(f"model.lora.alpha must be positive (2 x r is usual), got {model.lora.alpha}")
     if not 1 <= model.max_seq_length <= 10_000_000:
         raise ConfigError(f"model.max_seq_length must be a positive token count (e.g. 2048), got {model.max_seq_length}")
     if model.lora is not None:
+        if not 1 <= model.lora.r <= MAX_LORA_RANK:
+            raise ConfigError(f"model.lora.r must be a rank from 1 to {MAX_LORA_RANK} (8-64 is usual), got {model.lora.r}")
+        alpha = model.lora.alpha
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha <= 1e6:
+            raise ConfigError(f"model.lora.alpha must be a positive number (2 x r is usual), got {alpha!r}")
         if not 0 <= model.lora.dropout < 1:
             raise ConfigError(f"model.lora.dropout must be in [0, 1), got {model.lora.dropout}")
 
