@@ -64,7 +64,7 @@ CONFIG_CASES = [
     (GOOD.replace("{name: numeric_match}", "{name: numeric_match, weight: .nan}"), r"rewards\[0\].weight is nan"),  # accepted
     (GOOD + "model: {lora: {r: 100000000}}\n", r"model.lora.r must be a rank from 1 to 4096"),  # accepted
     (GOOD + "stages: [{name: a, training: {temperature: 0}}]\n", r"stages\[0\].training.temperature is 0"),  # stages too
-    (GOOD + "model: {lora: {alpha: x}}\n", r"model.lora.alpha must be a positive number"),  # TypeError in validation
+    (GOOD + "model: {lora: {alpha: -3}}\n", r"model.lora.alpha must be a positive number"),  # a negative scale was accepted
 ]
 
 
