@@ -75,6 +75,7 @@ def test_parse_source_errors(source, needle):
         ({"columns": {"gold": "answer"}}, "answer_column already fills"),  # two sources for `answer`
         ({"columns": ["tests"]}, "must map dataset column"),  # a list is not a mapping
         ({"source": " "}, "data.source is empty"),  # nothing to load
+        ({"require_answers": "yes"}, "true or false"),  # a flag, not text
     ],
 )
 def test_config_field_errors(kwargs, needle):
@@ -144,7 +145,7 @@ def test_validate_reads_only_the_first_record(tmp_path):
     # A broken second line proves validation never parsed the whole file; loading does, and says so.
     path = write(tmp_path / "big.jsonl", json.dumps({"question": "q", "answer": "1"}) + "\n{broken\n")
     validate_data(DataConfig(source=path))
-    with pytest.raises(ConfigError, match="cannot load"):
+    with pytest.raises(ConfigError, match=r"big.jsonl:2: not valid JSON"):
         load_data(DataConfig(source=path))
 
 
@@ -172,6 +173,9 @@ def test_validate_does_not_import_datasets():
         (72.0, "72"),  # ... or floats
         (0.25, "0.25"),  # a real fraction stays
         (float("nan"), None),  # an empty CSV cell: unscorable, not "nan"
+        ("nan", None),  # the same cell exported as text
+        ("  ", None),  # blank text: nothing to compare against
+        ("####", None),  # a GSM8K marker with no number after it
         (None, None),  # missing gold answer
         (True, "true"),  # booleans as JSON spells them
         (["4", "four"], '["4", "four"]'),  # lists as JSON text

@@ -3,13 +3,16 @@
 Each command group lives in grpokit/commands/<group>.py and adds itself to the
 app through `register(app)`; heavy imports stay inside the command bodies so
 `grpokit --help` is instant.
-Exit codes: 0 success, 1 the run or check failed, 2 bad usage or bad config.
+Exit codes: 0 success, 1 the run or check failed, 2 bad usage or bad config; an
+unexpected exception prints one line and the path of its traceback log, exit 1.
 """
 from __future__ import annotations
 
 import importlib
 
 import typer
+
+from grpokit.commands.guard import guard_all
 
 app = typer.Typer(
     name="grpokit",
@@ -24,6 +27,9 @@ _COMMAND_MODULES = ("rewards", "train", "health", "scale", "recipes")
 
 for _name in _COMMAND_MODULES:
     importlib.import_module(f"grpokit.commands.{_name}").register(app)
+
+# Last, so every command above ends its errors the same way (grpokit/commands/guard.py).
+guard_all(app)
 
 
 def main() -> None:

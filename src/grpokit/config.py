@@ -21,10 +21,15 @@ from typing import Any
 
 import yaml
 
+from grpokit import safe_yaml
 from grpokit.data import DataConfig
 from grpokit.errors import ConfigError
 from grpokit.evaluate.config import EvalConfig, check_eval
 from grpokit.plugins import load_imports, resolve_paths
+from grpokit.training_fields import check_training_values
+
+# LoRA ranks above this exceed the hidden size of any model grpokit can train on one node.
+MAX_LORA_RANK = 4096
 
 PROFILES = ("cpu", "memory", "vllm", "unsloth", "none")
 BACKENDS = ("auto", "transformers", "unsloth")
@@ -137,6 +142,8 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         return dict(value)
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if tp is float and isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where} is {value!r}: give a finite number")
     if tp in (int, float, bool, str) and not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
         raise ConfigError(f"{where} must be {tp.__name__}, got {type(value).__name__}: {value!r}")
     return value  # unions such as `float | int` or `str | list[str]` pass through
@@ -170,10 +177,7 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
     path = [p for p in key.strip().split(".")]
     if not all(path):
         raise ConfigError(f"--set key {key!r} has an empty part; write it like model.lora.r=8")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {text!r}: the value is not valid YAML ({exc})") from exc
+    value = safe_yaml.load(raw, f"--set {text!r}") if raw.strip() else ""
     return path, _numbers(value)
 
 
@@ -227,12 +231,9 @@ def read_yaml(path: str | os.PathLike) -> dict:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"config file {str(p)!r} not found; give the path to a YAML recipe (see configs/)")
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p} is not valid YAML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{p} is not a UTF-8 text file: {exc}") from exc
+    if p.stat().st_size > safe_yaml.MAX_BYTES:
+        raise ConfigError(f"{p} is {p.stat().st_size} bytes; a config is at most {safe_yaml.MAX_BYTES} (is this the right file?)")
+    raw = safe_yaml.load(p.read_bytes(), str(p))
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -301,10 +302,12 @@ def _check_training_keys(training: dict, where: str) -> None:
             raise _unknown_key(str(key), valid, where + " (keys are TRL GRPOConfig fields)")
     if "output_dir" in training:
         raise ConfigError(f"{where}.output_dir: set the top-level `output_dir:` instead; checkpoints go under it")
+    check_training_values(training, where)
 
 
 def check_batch(training: dict, where: str = "training") -> None:
     """GRPO needs whole prompt groups in every generation batch."""
+    check_training_values(training, where)
     n = training.get("num_generations", 8)
     if not isinstance(n, int) or n < 2:
         raise ConfigError(
@@ -378,9 +381,14 @@ def _check_model(model: ModelConfig) -> None:
             f"model.name {name!r} looks like a local path but does not exist; give an existing directory or .gguf "
             "file, a Hugging Face id such as Qwen/Qwen2.5-1.5B-Instruct, or bundled:smollm2-135m-instruct"
         )
+    if not 1 <= model.max_seq_length <= 10_000_000:
+        raise ConfigError(f"model.max_seq_length must be a positive token count (e.g. 2048), got {model.max_seq_length}")
     if model.lora is not None:
-        if model.lora.r < 1:
-            raise ConfigError(f"model.lora.r must be a positive rank (8-64 is usual), got {model.lora.r}")
+        if not 1 <= model.lora.r <= MAX_LORA_RANK:
+            raise ConfigError(f"model.lora.r must be a rank from 1 to {MAX_LORA_RANK} (8-64 is usual), got {model.lora.r}")
+        alpha = model.lora.alpha
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha <= 1e6:
+            raise ConfigError(f"model.lora.alpha must be a positive number (2 x r is usual), got {alpha!r}")
         if not 0 <= model.lora.dropout < 1:
             raise ConfigError(f"model.lora.dropout must be in [0, 1), got {model.lora.dropout}")
 

@@ -81,7 +81,7 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested thousands deep
                 bad += 1
                 continue
             if isinstance(record, dict):
@@ -95,9 +95,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        import yaml
+        from grpokit.safe_yaml import load
 
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load(path.read_bytes(), str(path))
     except Exception:  # a broken config.yaml must not stop the diagnosis of the metrics
         return {}
     return data if isinstance(data, dict) else {}
@@ -167,7 +167,7 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     # Live alerts can see what metrics.jsonl lacks (e.g. reward errors counted by the tracker).
     for record in run.alerts:
         rule = record.get("rule")
-        if rule not in BY_RULE:
+        if not isinstance(rule, str) or rule not in BY_RULE:  # a hand-edited or corrupted line
             continue
         step = finite(record.get("step"))
         step = int(step) if step is not None else None

@@ -30,6 +30,7 @@ from grpokit.doctor_checks import (
     needs_for,
     shape_of,
 )
+from grpokit.errors import ConfigError
 from grpokit.health_rules import HealthConfig
 from grpokit.symptoms import BY_RULE
 
@@ -379,9 +380,17 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
     try:
         from grpokit.data import load_data
 
-        train_set, _ = load_data(_get(cfg, "data"))
+        from grpokit.data.gold import summary as gold_summary
+
+        train_set, eval_set = load_data(_get(cfg, "data"))
         rows = [dict(train_set[i]) for i in range(min(length_rows, len(train_set)))]
         checks.append(Check("config", "data", "ok", f"{len(train_set)} training rows"))
+        unscorable = gold_summary(train_set, eval_set)
+        if unscorable:
+            checks.append(Check("config", "gold answers", "warn", unscorable,
+                                "fill in or drop those rows; data.require_answers: true makes them an error"))
+    except ConfigError:
+        raise  # bad data is bad input: exit 2 with the message that names the file and line
     except Exception as exc:
         return checks + [Check("config", "data", "fail", str(exc), "fix the data: section")]
     try:

@@ -140,6 +140,7 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
 
         datasets = load_data(cfg.data)
     train_set, eval_set = datasets
+    _warn_unscorable(train_set, eval_set, console)
     previous: Path | None = None
     for stage in _stages(cfg):
         final = stage_final(cfg, stage)
@@ -151,6 +152,14 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
                    response_prefix=response_prefix)
         previous = final
     return run_dir
+
+
+def _warn_unscorable(train_set, eval_set, console) -> None:
+    from grpokit.data.gold import summary
+
+    message = summary(train_set, eval_set)
+    if message and console is not None:
+        console.print(f"warning: {message}", style="yellow", markup=False, highlight=False)
 
 
 def _warn_if_cpu_busy(console) -> None:

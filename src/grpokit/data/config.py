@@ -44,6 +44,9 @@ class DataConfig:
     max_samples: use only the first N rows of the source (before the split).
     seed: seeds the split and the synthetic generators.
     split: the split of an `hf:` data set to read (`train`, `test[:500]`, ...).
+    require_answers: stop loading when any row's gold answer is empty or
+        unparsable (blank, NaN, "nan"); by default such rows are counted and
+        reported (doctor, start of training) and rewards leave them unscored.
     """
 
     source: str = "synthetic:arithmetic"
@@ -56,6 +59,7 @@ class DataConfig:
     max_samples: int | None = None
     seed: int = 42
     split: str = "train"
+    require_answers: bool = False
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -87,6 +91,8 @@ def check_fields(cfg: DataConfig) -> None:
         raise ConfigError(f"data.max_samples must be a positive integer or null (all rows), not {cfg.max_samples!r}")
     if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int):
         raise ConfigError(f"data.seed must be an integer, not {cfg.seed!r}")
+    if not isinstance(cfg.require_answers, bool):
+        raise ConfigError(f"data.require_answers must be true or false, not {cfg.require_answers!r}")
     if not isinstance(cfg.split, str) or not cfg.split:
         raise ConfigError("data.split must name a split, e.g. `train`")
 

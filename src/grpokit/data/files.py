@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 from pathlib import Path
 
+from grpokit.data.file_problems import find_problem
 from grpokit.errors import ConfigError
 
 
@@ -35,7 +37,7 @@ def columns_of(path: str, fmt: str) -> list[str]:
     except ConfigError:
         raise
     except UnicodeDecodeError:
-        raise ConfigError(f"cannot read {p}: it is not UTF-8 text; re-save it as UTF-8") from None
+        raise ConfigError(find_problem(p, fmt) or f"cannot read {p}: it is not UTF-8 text; re-save it as UTF-8") from None
     except PermissionError:
         raise ConfigError(f"cannot read {p}: permission denied") from None
     except Exception as exc:  # pyarrow and json raise many types; all mean "unreadable"
@@ -80,7 +82,15 @@ def load_file(path: str, fmt: str):
     import datasets
 
     p = _check_path(path)
+    # The reader logs its own error (with pandas' or pyarrow's wording) before raising; ours replaces it.
+    library_log = logging.getLogger("datasets")
+    level = library_log.level
+    library_log.setLevel(logging.CRITICAL)
     try:
         return datasets.load_dataset(fmt, data_files=str(p.resolve()), split="train")
     except Exception as exc:
-        raise ConfigError(f"cannot load {p} as {fmt}: {type(exc).__name__}: {exc}") from None
+        cause = exc.__cause__ or exc  # datasets wraps the reader's own error in DatasetGenerationError
+        problem = find_problem(p, fmt)
+        raise ConfigError(problem or f"cannot load {p} as {fmt}: {type(cause).__name__}: {cause}") from None
+    finally:
+        library_log.setLevel(level)

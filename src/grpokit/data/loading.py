@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from grpokit.data import files, synthetic
+from grpokit.data import files, gold, synthetic
 from grpokit.data.config import DataConfig, Source, check_fields, parse_source
 from grpokit.errors import ConfigError
 
@@ -105,11 +105,15 @@ def _load(cfg: DataConfig):
     if cfg.max_samples is not None and len(ds) > cfg.max_samples:
         ds = ds.select(range(cfg.max_samples))
     if len(ds) == 0:
-        raise ConfigError(f"{cfg.source} has no rows")
+        raise ConfigError(f"{cfg.source} has no rows; add at least one prompt (or raise data.max_samples)")
     passthrough = synthetic.task(src.name).passthrough if src.kind == "synthetic" else ()
     from grpokit.data.prompts import to_training_rows
 
     ds = to_training_rows(ds, cfg, passthrough)
+    if cfg.answer_column and cfg.require_answers:
+        missing = gold.missing_rows(ds["answer"])
+        if missing:
+            raise ConfigError(gold.refusal(cfg.source, cfg.answer_column, missing, len(ds)))
     n_eval = _eval_rows(cfg.eval_size, len(ds))
     if n_eval == 0:
         return ds, None

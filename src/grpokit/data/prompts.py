@@ -14,8 +14,8 @@ _THOUSANDS = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
 
 
 def reduce_answer(value: Any) -> str | None:
-    """A gold answer as text: GSM8K's `... #### 72` becomes `72`; missing stays None."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """A gold answer as text: GSM8K's `... #### 72` becomes `72`; missing, blank or NaN becomes None."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return None
     if isinstance(value, bool):
         return str(value).lower()
@@ -28,6 +28,9 @@ def reduce_answer(value: Any) -> str | None:
         text = text.rsplit("####", 1)[1].strip()
         if _THOUSANDS.match(text):
             text = text.replace(",", "")
+    # Blank text and "nan" (a spreadsheet's empty cell, exported) are no answer to compare against.
+    if not text.strip() or text.strip().lower() == "nan":
+        return None
     return text
 
 
