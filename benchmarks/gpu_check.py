@@ -13,6 +13,7 @@ Runs, in priority order, each in a fresh process (benchmarks/gpu_check_worker.py
     prepare            save the models, generation tokens/s on each, describe the machine
     memory             profile `memory` (8-bit AdamW, or its fallback where bitsandbytes is
                        missing: the JSON's memory_profile says which was measured)
+    (memory_fallback   only where `memory` failed with bitsandbytes present: plain AdamW)
     lora_bf16          plain bf16 LoRA: bf16 weights, no checkpointing, AdamW, 8 per micro-batch
     none               TRL's defaults (float32 weights, bf16 autocast, checkpointing)
     lora_bf16_large    lora_bf16 with a larger micro-batch: peak memory must grow with it
@@ -124,17 +125,24 @@ def run_worker(kind: str, spec: dict, timeout: float, *, threads: int | None = N
     return {"status": "ok", **json.loads(lines[-1][len("RESULT "):]), "seconds": seconds}
 
 
+def bnb_present(result: dict) -> bool:
+    return bool(result.get("machine", {}).get("bitsandbytes_importable"))
+
+
 def summarize(result: dict, sizes: dict) -> None:
     """The derived answers: which optimizer `memory` measured, whether peak grows with batch."""
     train = result["train"]
     memory = train.get("memory", {})
-    machine = result.get("machine", {})
+    if memory.get("status") != "ok":
+        memory = train.get("memory_fallback", {})
     if memory.get("status") == "ok":
         result["memory_profile"] = {
-            "bitsandbytes_present": bool(machine.get("bitsandbytes_importable")),
+            "bitsandbytes_present": bnb_present(result),
             "optim_measured": memory["optim"],
             "fallback_measured": "8bit" not in memory["optim"],
         }
+        if train["memory"].get("status") == "failed":
+            result["memory_profile"]["bitsandbytes_error"] = train["memory"]["error"][-500:]
     small, large = train.get("lora_bf16", {}), train.get("lora_bf16_large", {})
     if small.get("status") == large.get("status") == "ok":
         result["batch_growth"] = {
@@ -211,6 +219,13 @@ def main(argv: list[str] | None = None) -> dict:
                 print(f"{name}: running (timeout {min(sizes['train_timeout_s'], left):.0f} s)", flush=True)
                 result["train"][name] = run_worker("train", spec, min(sizes["train_timeout_s"], left),
                                                        threads=threads)
+            if name == "memory" and result["train"][name]["status"] == "failed" and bnb_present(result):
+                # 8-bit AdamW broke on this machine: measure the fallback users without it get.
+                left = deadline - time.monotonic()
+                fallback = {**spec, "training": {**spec.get("training", {}), "optim": "adamw_torch"}}
+                result["train"]["memory_fallback"] = (
+                    run_worker("train", fallback, min(sizes["train_timeout_s"], left), threads=threads)
+                    if left >= MIN_RUN_S else {"status": "skipped", "reason": f"time budget: {left:.0f} s left"})
             summarize(result, sizes)
             write(result, args.out)
     result["elapsed_s"] = round(budget - (deadline - time.monotonic()), 1)

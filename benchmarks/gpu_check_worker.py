@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks._harness import StepTimer, fixed_length
+from benchmarks._harness import StepTimer, fixed_length, peak_rss_mb
 
 # The production recipe (configs/math-qwen-memory.yaml) minus its download: the same LoRA,
 # rewards and group size, on generated arithmetic prompts.
@@ -29,11 +29,6 @@ REWARDS = [{"name": "incremental_format", "weight": 0.5},
 
 def gib(n: float | None) -> float | None:
     return None if n is None else round(n / 2**30, 4)
-
-
-def peak_rss_bytes() -> int:
-    with open("/proc/self/status", encoding="ascii") as fh:
-        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM"))
 
 
 def describe_machine() -> dict:
@@ -195,7 +190,7 @@ def train_run(spec: dict) -> dict:
         started = time.perf_counter()
         train(cfg, callbacks=[timer])
         seconds = time.perf_counter() - started
-        measured = torch.cuda.max_memory_allocated() if cuda else peak_rss_bytes()
+        measured = torch.cuda.max_memory_allocated() if cuda else peak_rss_mb() * 2**20
         logged_cuda_peak = last_logged(cfg.run_dir / "metrics.jsonl", "memory/cuda_peak_gb")
     body = timer.times[1:]  # the first step includes warm-up
     median = statistics.median(body)
