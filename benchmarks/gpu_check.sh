@@ -9,7 +9,7 @@
 # holding the device's torch), WHEELS (default .gpu_wheels), GRPOKIT_COMMIT (the commit
 # measured, for a copy of the tree without .git), GPU_CHECK_ARGS (extra gpu_check.py flags).
 #
-# What travels (fetch prints the sizes; about 23 MiB in all, under the device's 64 MiB carry limit):
+# What travels (fetch prints the sizes; 37 MiB in all, under the device's 64 MiB carry limit):
 #   missing there:   trl, datasets, dill, multiprocess, math-verify, latex2sympy2_extended,
 #                    antlr4-python3-runtime, rapidfuzz, jsonschema, jsonschema-specifications,
 #                    referencing, rpds-py, pebble, gguf
@@ -53,20 +53,28 @@ EOF
 
 run() {
   [ -d "$WHEELS" ] || { echo "no $WHEELS/: run 'bash benchmarks/gpu_check.sh fetch' where there is network, and carry $WHEELS" >&2; exit 2; }
-  local venv=/tmp/grpokit-gpu-venv site base
-  # The device's python3 is itself a virtualenv: --system-site-packages reaches the base
-  # interpreter's packages, not that venv's torch, so its site-packages is added after ours
-  # (a .pth line): the carried versions shadow the machine's, torch comes from the machine.
-  rm -rf "$venv" && "$PYTHON" -m venv --system-site-packages --without-pip "$venv"
-  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  base=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  echo "import site; site.addsitedir('$base')" > "$site/zz_device_site.pth"
+  local venv=/tmp/grpokit-gpu-venv site base py
+  rm -rf "$venv"
+  if "$PYTHON" -m venv --system-site-packages --without-pip "$venv"; then
+    # The device's python3 is itself a virtualenv: --system-site-packages reaches the base
+    # interpreter's packages, not that venv's torch, so its site-packages is added after ours
+    # (a .pth line): the carried versions shadow the machine's, torch comes from the machine.
+    py=$venv/bin/python
+    site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    base=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "import site; site.addsitedir('$base')" > "$site/zz_device_site.pth"
+  else
+    # No venv module: the same order through PYTHONPATH, which comes before site-packages.
+    echo "gpu_check.sh: no venv here; installing into $venv/site on PYTHONPATH instead" >&2
+    py=$PYTHON site=$venv/site
+    mkdir -p "$site" && export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+  fi
   "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" "$WHEELS"/*.whl
-  [ -d "$WHEELS/bitsandbytes-slim" ] && cp -r "$WHEELS/bitsandbytes-slim/." "$site/"
-  "$venv/bin/python" -c 'import torch, transformers, trl, peft, datasets; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "transformers", transformers.__version__, "trl", trl.__version__)'
+  if [ -d "$WHEELS/bitsandbytes-slim" ]; then cp -r "$WHEELS/bitsandbytes-slim/." "$site/"; fi
+  "$py" -c 'import torch, transformers, trl, peft, datasets; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "transformers", transformers.__version__, "trl", trl.__version__)'
   local out=${OUT:-benchmarks/results}
   # shellcheck disable=SC2086
-  "$venv/bin/python" -m benchmarks.gpu_check --out "$out/gpu_check.json" ${GPU_CHECK_ARGS:-}
+  "$py" -m benchmarks.gpu_check --out "$out/gpu_check.json" ${GPU_CHECK_ARGS:-}
 }
 
 case "${1:-run}" in
