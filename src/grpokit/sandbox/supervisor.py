@@ -158,7 +158,8 @@ class Supervisor:
         self.spawn(0, (req_r, resp_w), lambda: child_mod.run_module(program, req_r, resp_w))
         os.close(req_r)
         os.close(resp_w)
-        return grade_functions(Conn(req_w, resp_r), self.read_secret().get("tests", []), self.wall)
+        deadline = time.monotonic() + self.wall
+        return grade_functions(Conn(req_w, resp_r, deadline), self.read_secret(), self.wall)
 
     # ---- stdin/stdout mode ----------------------------------------------
     def run_io(self) -> dict:
