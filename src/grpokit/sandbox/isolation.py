@@ -107,11 +107,14 @@ def setup_zygote(want: str = "auto") -> Isolation:
             try:
                 # tmpfs is RAM: sizes and inode counts cap what runs can park there
                 # (each run's directory lives in /tmp; everything is swept after it).
-                sizes = {"/tmp": "size=512m,nr_inodes=65536", "/var/tmp": "size=64m,nr_inodes=4096",
-                         "/dev/shm": "size=64m,nr_inodes=4096"}
+                # /tmp holds the run directories and is not writable by runs (0711): a run writes
+                # only in its own home (a capped tmpfs, rundir.py), so it cannot fill what the
+                # zygote and other runs need.
+                sizes = {"/tmp": "size=512m,nr_inodes=65536,mode=0711", "/var/tmp": "size=64m,nr_inodes=4096,mode=1777",
+                         "/dev/shm": "size=64m,nr_inodes=4096,mode=1777"}
                 for target, options in sizes.items():
                     if os.path.isdir(target):
-                        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options + ",mode=1777")
+                        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
                 iso.private_tmp = True
             except OSError as exc:
                 notes.append(f"private /tmp unavailable ({exc})")

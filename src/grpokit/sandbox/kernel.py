@@ -77,3 +77,11 @@ def prctl(option: int, arg: int) -> None:
 def set_name(name: str) -> None:
     """The process name `ps` and `top` show (grpokit-zygote, -supervisor, -run)."""
     _libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+
+
+MNT_DETACH = 2
+
+
+def umount(target: str) -> None:
+    """Detach a mount (lazily: it goes away once nothing uses it)."""
+    _check(_libc.umount2(target.encode(), MNT_DETACH), f"umount {target}")

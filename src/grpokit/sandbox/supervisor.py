@@ -29,6 +29,7 @@ from grpokit.sandbox import codec
 from grpokit.sandbox.isolation import CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, set_name, unshare
 from grpokit.sandbox.grader import grade_functions
 from grpokit.sandbox.remote import Conn
+from grpokit.sandbox.rundir import remove_owned_by
 
 _TAIL = 2000
 
@@ -166,14 +167,19 @@ class Supervisor:
         inputs = self.job.get("inputs", [])
         program = self.job["program"]
         got = []
+        budget_end = time.monotonic() + io_budget_s(self.limits, len(inputs))
         for i, text in enumerate(inputs):
+            left = budget_end - time.monotonic()
+            if left <= 0:
+                got.append(("timeout", None))  # the program's total budget is spent: the rest fail
+                break
             path = os.path.join(self.workdir, f"stdin-{i}")
             fd = child_mod.create_fresh(path)
             with open(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
                 fh.write(text)
             os.chmod(path, 0o644)
             run = self.spawn(i, (), lambda: child_mod.run_script(program))
-            status = run.reap(self.wall)
+            status = run.reap(min(self.wall, left))
             if status is None:
                 run.kill()
                 run.reap()
@@ -186,6 +192,8 @@ class Supervisor:
             self._sweep(run)
         expected = self.read_secret().get("outputs", [])
         flags, first_error = [], None
+        ran = len(got) if got[-1:] != [("timeout", None)] or len(got) == len(inputs) else len(got) - 1
+        got += [("timeout", None)] * (len(expected) - len(got))
         for (status, output), want in zip(got, expected):
             ok = status == "ok" and _same_output(output, want)
             flags.append(ok)
@@ -196,7 +204,7 @@ class Supervisor:
             "status": "passed" if passed == len(expected) else ("timeout" if first_error == "timeout" else "failed"),
             "passed": passed,
             "total": len(expected),
-            "all_ran": len(got) == len(expected),
+            "all_ran": ran == len(expected),
             "error": first_error,
             "tests": flags,
         }
@@ -213,9 +221,8 @@ class Supervisor:
             self._sweep(run)
         if not self.iso.get("pid_namespace"):
             _kill_orphans()
-        _remove_dir(self.workdir)
         if self.iso.get("private_tmp") and self.uid is not None:
-            _remove_owned_by(self.uid)
+            remove_owned_by(self.uid)
 
     def tails(self) -> tuple[str, str]:
         out = err = ""
@@ -224,6 +231,13 @@ class Supervisor:
             out = _tail(os.path.join(self.workdir, f"stdout-{index}"))
             err = _tail(os.path.join(self.workdir, f"stderr-{index}"))
         return out, err
+
+
+def io_budget_s(limits: dict, cases: int) -> float:
+    """Seconds all stdin/stdout cases of one program may take together (Limits.total_s)."""
+    wall = float(limits["wall_s"])
+    total = limits.get("total_s")
+    return min(wall * max(1, cases), float(total) if total is not None else 3 * wall)
 
 
 def _script_status(status: int) -> tuple[str, None]:
@@ -282,45 +296,6 @@ def _tail(path: str) -> str:
     return read_run_file(path, _TAIL, tail=True).decode("utf-8", "replace")
 
 
-def _remove_dir(path: str) -> None:
-    """rm -rf, never following links (no shutil: see PRELOAD in zygote.py on memory)."""
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        entries = []
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                _remove_dir(entry.path)
-            else:
-                os.unlink(entry.path)
-        except (OSError, RecursionError):
-            pass
-    try:
-        os.rmdir(path)
-    except OSError:
-        pass
-
-
-def _remove_owned_by(uid: int) -> None:
-    """Delete what the run left in the shared scratch dirs (private to the zygote; the uid is the run's own)."""
-    for base in ("/tmp", "/var/tmp", "/dev/shm"):
-        try:
-            entries = list(os.scandir(base))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    _remove_dir(entry.path)
-                else:
-                    os.unlink(entry.path)
-            except OSError:
-                pass
-
-
 def _children(ppid: int) -> list[int]:
     kids = []
     for entry in os.listdir("/proc"):
@@ -362,9 +337,6 @@ def supervise(job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | N
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         set_name("grpokit-super")
-        os.makedirs(workdir, mode=0o700)
-        if uid is not None:
-            os.chown(workdir, uid, uid)
         sup = Supervisor(job, secret_fd, report_fd, iso, uid, workdir)
         try:
             outcome = sup.run_io() if job["mode"] == "io" else sup.run_functions()
@@ -376,7 +348,6 @@ def supervise(job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | N
         codec.write_frame(report_fd, outcome)
     except BaseException as exc:
         try:
-            _remove_dir(workdir)
             codec.write_frame(report_fd, {"op": "result", "status": "sandbox_error", "passed": 0, "total": 0,
                                           "all_ran": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
         except BaseException:
