@@ -15,10 +15,12 @@ import signal
 import sys
 import types
 
-from grpokit.sandbox import codec
-from grpokit.sandbox.isolation import apply_limits, join_cgroup, set_name
+from grpokit.sandbox import codec, syscalls
+from grpokit.sandbox.isolation import apply_limits, join_cgroup, join_fresh_session_keyring, set_name
 from grpokit.sandbox.rundir import home_of
 
+# The compiled syscall filter (syscalls.py), set once in the zygote and inherited by every fork.
+SYSCALL_FILTER = b""
 HARNESS_FAILED = 97  # exit code: the sandbox could not be set up (not the program's fault)
 PROGRAM_ERROR = 1
 
@@ -58,9 +60,13 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
             os.chroot(run["root"])
         home = home_of(workdir)
         os.chdir(home)
+        if run.get("uid") is not None:
+            join_fresh_session_keyring()  # as root, before the uid drop
         # Python ignores SIGXFSZ (so writes fail with EFBIG); the file-size cap should kill.
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         apply_limits(run["limits"], run.get("uid"))
+        if SYSCALL_FILTER:
+            syscalls.install(SYSCALL_FILTER)
         # The zygote itself runs with SCRUBBED_ENV (zygote.py), so only the per-run entries change.
         os.environ["HOME"] = os.environ["TMPDIR"] = home
         # sys.stdin/stdout/stderr already wrap fds 0-2, which now point at the run's files

@@ -25,14 +25,15 @@ import signal
 from grpokit.sandbox.cgroups import MemoryCgroups, join_cgroup  # noqa: F401 - re-exported
 from grpokit.sandbox.filesystem import build_root, expose_read_only
 from grpokit.sandbox.kernel import (  # noqa: F401 - re-exported: the rest of the sandbox imports them from here
-    CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_REC, PR_SET_CHILD_SUBREAPER,
-    PR_SET_NAME, PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, can_clone_pid_namespace, clone_pid_namespace, mount, prctl,
+    CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_REC, PR_SET_CHILD_SUBREAPER,
+    PR_SET_NAME, PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, can_clone_pid_namespace, clone_pid_namespace,
+    join_fresh_session_keyring, mount, prctl,
     set_name, unshare,
 )
 
 
 _FIELDS = ("pid_namespace", "net_namespace", "mount_namespace", "private_tmp", "hidden_proc", "private_root",
-           "uid_drop", "memory_cgroup")
+           "uid_drop", "memory_cgroup", "ipc_namespace", "syscall_filter")
 
 
 class Isolation:
@@ -45,6 +46,7 @@ class Isolation:
             setattr(self, name, False)
         self.notes: tuple = ()
         self.root: str | None = None  # the directory runs chroot into (private_root)
+        self.seccomp_bpf: bytes = b""  # the compiled syscall filter runs install (syscalls.py)
 
     def as_dict(self) -> dict:
         d = {"level": self.level, "root": self.root, **{name: getattr(self, name) for name in _FIELDS}}
@@ -62,13 +64,13 @@ class Isolation:
         return text
 
 
-def _probe_pid_namespace() -> bool:
+def _probe_pid_namespace(extra_flags: int = 0) -> bool:
     # unshare(CLONE_NEWPID) works once per process, so try it in a throwaway child.
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            unshare(CLONE_NEWPID)
+            unshare(CLONE_NEWPID | extra_flags)
             inner = os.fork()
             if inner == 0:
                 os._exit(0 if os.getpid() == 1 else 1)
@@ -140,8 +142,20 @@ def setup_zygote(want: str = "auto") -> Isolation:
             notes.append(f"pid namespace probe failed ({exc})")
         if not iso.pid_namespace:
             notes.append("no pid namespace: kill by process group + orphan sweep")
+        else:
+            # SysV shared memory, semaphores and message queues die with the run that made them.
+            iso.ipc_namespace = _probe_pid_namespace(CLONE_NEWIPC)
+            if not iso.ipc_namespace:
+                notes.append("no IPC namespace per run: SysV IPC objects can outlive a run")
+        try:
+            from grpokit.sandbox import syscalls
+
+            iso.seccomp_bpf = syscalls.compile_filter()
+            iso.syscall_filter = True
+        except OSError as exc:
+            notes.append(f"no syscall filter ({exc}): AF_VSOCK and other socket families, keyrings reachable")
         iso.uid_drop = True
-    if iso.pid_namespace and iso.net_namespace and iso.uid_drop:
+    if iso.pid_namespace and iso.net_namespace and iso.uid_drop and iso.syscall_filter:
         iso.level = "full"
     elif iso.pid_namespace or iso.net_namespace or iso.uid_drop:
         iso.level = "partial"

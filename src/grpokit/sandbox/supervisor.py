@@ -26,7 +26,7 @@ import time
 
 from grpokit.sandbox import child as child_mod
 from grpokit.sandbox import codec
-from grpokit.sandbox.isolation import CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, set_name, unshare
+from grpokit.sandbox.isolation import CLONE_NEWIPC, CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, set_name, unshare
 from grpokit.sandbox.grader import grade_functions
 from grpokit.sandbox.remote import Conn
 from grpokit.sandbox.rundir import remove_owned_by
@@ -76,6 +76,7 @@ class Supervisor:
         self.limits = job["limits"]
         self.wall = float(self.limits["wall_s"])
         self.runs: list[_Run] = []
+        self.ipc = CLONE_NEWIPC if iso.get("ipc_namespace") else 0  # a fresh SysV IPC namespace per run
 
     # ---- spawning -------------------------------------------------------
     def _report(self, message: dict) -> None:
@@ -107,7 +108,7 @@ class Supervisor:
         elif self.job["mode"] == "function":
             # The one run becomes init of a fresh PID namespace: killing it kills all of it.
             # (After that init dies this process can fork no more, hence launchers for io cases.)
-            unshare(CLONE_NEWPID)
+            unshare(CLONE_NEWPID | self.ipc)
             pid = os.fork()
             if pid == 0:
                 child()
@@ -128,7 +129,7 @@ class Supervisor:
             try:
                 os.close(r)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                unshare(CLONE_NEWPID)
+                unshare(CLONE_NEWPID | self.ipc)
                 pid = os.fork()
                 if pid == 0:
                     os.close(w)

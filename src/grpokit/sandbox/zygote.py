@@ -98,6 +98,8 @@ class Zygote:
         os.environ.clear()
         os.environ.update(child_mod.SCRUBBED_ENV)
         self.iso = isolation.setup_zygote(want)
+        child_mod.SYSCALL_FILTER = self.iso.seccomp_bpf
+        self.clone_flags = isolation.CLONE_NEWIPC if self.iso.ipc_namespace else 0
         isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.set_name("grpokit-zygote")
         self.tmp = os.path.join("/tmp", f"grpokit-sandbox-{os.getpid()}-{os.urandom(4).hex()}")
@@ -216,7 +218,7 @@ class Zygote:
             fds += (req_r, req_w)
             resp_r, resp_w = os.pipe()
             fds += (resp_r, resp_w)
-            pid = isolation.clone_pid_namespace()
+            pid = isolation.clone_pid_namespace(self.clone_flags)
         except OSError as exc:
             self._unstarted(state, memfd, fds, exc)
             return
