@@ -40,9 +40,14 @@ def processes_of(pool: SandboxPool) -> list[str]:
 
 def run_dirs(pool: SandboxPool) -> list[str]:
     """Run directories left behind, plus anything a run left in the sandbox's own scratch dirs."""
-    left = os.listdir(pool.workdir_root)
+    root = f"/proc/{pool.zygote_pid}/root"
+    left = [n for n in os.listdir(pool.workdir_root) if not n.startswith("home-")]
+    # Each slot's home (a tmpfs seen through the root runs chroot into) must be empty again.
+    run_root = root + (pool.isolation.get("root") or "")
+    for slot in range(pool.workers):
+        home = f"{run_root}{pool.hello['tmp']}/home-{slot}"
+        left += [f"home-{slot}/{n}" for n in os.listdir(home)]
     if pool.isolation.get("private_tmp"):
-        root = f"/proc/{pool.zygote_pid}/root"
         own = os.path.basename(pool.hello["tmp"])
         for scratch in ("/tmp", "/var/tmp", "/dev/shm"):
             if os.path.isdir(root + scratch):

@@ -17,10 +17,9 @@ import types
 
 from grpokit.sandbox import codec, syscalls
 from grpokit.sandbox.isolation import apply_limits, join_cgroup, join_fresh_session_keyring, set_name
-from grpokit.sandbox.rundir import home_of
 
 # The compiled syscall filter (syscalls.py), set once in the zygote and inherited by every fork.
-SYSCALL_FILTER = b""
+SYSCALL_FILTER: syscalls.Filter | None = None
 HARNESS_FAILED = 97  # exit code: the sandbox could not be set up (not the program's fault)
 PROGRAM_ERROR = 1
 
@@ -58,9 +57,11 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
             # Only system dirs, Python, /tmp, /dev and /proc exist in there; root could leave a
             # chroot, the unprivileged uid set just below cannot.
             os.chroot(run["root"])
-        home = home_of(workdir)
+        home = run["home"]
         os.chdir(home)
-        if run.get("uid") is not None:
+        if run.get("uid") is not None and not SYSCALL_FILTER:
+            # Without the filter (which refuses every keyring call) at least start from an
+            # empty session keyring; a key in the slot uid's user keyring stays reachable.
             join_fresh_session_keyring()  # as root, before the uid drop
         # Python ignores SIGXFSZ (so writes fail with EFBIG); the file-size cap should kill.
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)

@@ -82,14 +82,6 @@ def set_name(name: str) -> None:
     _libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
 
 
-MNT_DETACH = 2
-
-
-def umount(target: str) -> None:
-    """Detach a mount (lazily: it goes away once nothing uses it)."""
-    _check(_libc.umount2(target.encode(), MNT_DETACH), f"umount {target}")
-
-
 def join_fresh_session_keyring() -> None:
     """A new anonymous session keyring for this process, so no key of an earlier run is in reach."""
     number = _SYS_KEYCTL.get(os.uname().machine)

@@ -1,61 +1,59 @@
-"""A run's directory: made before the program starts, removed, whatever it did, after.
+"""Where a run writes: its slot's home, and a run directory for the harness's files.
 
-Layout (`workdir` is /tmp/grpokit-sandbox-*/run-N):
-    run-N/            root-owned, 0711: the harness's files, out of the program's reach
-      stdin-i, stdout-i, stderr-i
-      home/           the program's cwd, HOME and TMPDIR, owned by its uid; a tmpfs
-                      of its own (size and inode caps) where mounts are available
+    /tmp/grpokit-sandbox-*/
+      home-K/         slot K's home: the program's cwd, HOME and TMPDIR, owned by the
+                      slot's uid; a tmpfs of its own (size and inode caps) where mounts
+                      are available, mounted once and emptied after every run
+      run-N/          root-owned, 0711: stdin-i, stdout-i, stderr-i of run N
 
 The program cannot plant anything where the harness writes next (a directory
 named stdin-1 would otherwise turn the next case into a sandbox error), and
 filling its home cannot starve other runs or the zygote of space or inodes.
 Removal walks directories by file descriptor, so a tree nested past PATH_MAX,
-or deeper than Python's recursion limit, goes too.
+or deeper than Python's recursion limit, goes too. (A tmpfs per run would
+unmount all at once, but a mount and unmount per run cost ~10% of throughput.)
 """
 from __future__ import annotations
 
 import os
 import stat
 
-from grpokit.sandbox.kernel import MS_NODEV, MS_NOSUID, mount, umount
+from grpokit.sandbox.kernel import MS_NODEV, MS_NOSUID, mount
 
-HOME_INODES = 8192  # files + directories a run may create in its home
-
-
-def home_of(workdir: str) -> str:
-    return os.path.join(workdir, "home")
+HOME_SIZE_MB = 512  # pages written there are charged to the run's memory cgroup too
+HOME_INODES = 8192  # files + directories a run may keep in its home
 
 
-def make_run_dir(workdir: str, uid: int | None, root: str | None, size_mb: int) -> bool:
-    """Create the run directory and its home; True when the home is a capped tmpfs of its own.
+def make_home(path: str, uid: int | None, root: str | None) -> bool:
+    """Create a slot's home; True when it is a capped tmpfs of its own.
 
-    `root` is the directory runs chroot into (the home is mounted where the
-    chrooted program sees it); None mounts it in place.
+    `root` is the directory runs chroot into: the tmpfs is mounted where the
+    chrooted program sees it (the zygote only ever empties it, through the same path).
     """
+    os.mkdir(path, 0o700)
+    if uid is None:
+        return False
+    try:
+        mount("tmpfs", (root or "") + path, "tmpfs", MS_NOSUID | MS_NODEV,
+              f"size={HOME_SIZE_MB}m,nr_inodes={HOME_INODES},mode=0700,uid={uid},gid={uid}")
+        return True
+    except OSError:
+        os.chown(path, uid, uid)  # no mount namespace: a plain directory, emptied the same way
+        return False
+
+
+def empty_home(path: str) -> None:
+    """Remove everything a run left in its home (the home itself stays)."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        remove_tree(os.path.join(path, name))
+
+
+def make_run_dir(workdir: str) -> None:
     os.mkdir(workdir, 0o711)
-    home = home_of(workdir)
-    os.mkdir(home, 0o700)
-    mounted = False
-    if uid is not None:
-        try:
-            mount("tmpfs", (root or "") + home, "tmpfs", MS_NOSUID | MS_NODEV,
-                  f"size={int(size_mb)}m,nr_inodes={HOME_INODES},mode=0700,uid={uid},gid={uid}")
-            mounted = True
-        except OSError:
-            pass  # no mount namespace: a plain directory, still removed in full afterwards
-        if not mounted:
-            os.chown(home, uid, uid)
-    return mounted
-
-
-def remove_run_dir(workdir: str, root: str | None, mounted: bool) -> None:
-    """Unmount the home (everything in it goes at once) and remove the run directory."""
-    if mounted:
-        try:
-            umount((root or "") + home_of(workdir))
-        except OSError:
-            pass
-    remove_tree(workdir)
 
 
 def remove_tree(path: str) -> None:

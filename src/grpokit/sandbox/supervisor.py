@@ -86,6 +86,7 @@ class Supervisor:
         run = {
             "index": index,
             "workdir": self.workdir,
+            "home": self.job["home"],
             "uid": self.uid,
             "limits": self.limits,
             "stdin_path": os.path.join(self.workdir, f"stdin-{index}") if self.job["mode"] == "io" else None,

@@ -93,12 +93,18 @@ def compile_filter() -> bytes:
         lib.seccomp_release(ctx)
 
 
-def install(bpf: bytes) -> None:
-    """Install the compiled filter on this process (after PR_SET_NO_NEW_PRIVS); it is inherited by all it starts."""
-    if not bpf or len(bpf) % 8:
-        raise ValueError("not a compiled seccomp filter")
-    buffer = ctypes.create_string_buffer(bpf, len(bpf))
-    program = _SockFprog(len(bpf) // 8, ctypes.addressof(buffer))
-    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
+class Filter:
+    """A compiled filter laid out for the kernel once (in the zygote); each run only calls prctl."""
+
+    def __init__(self, bpf: bytes) -> None:
+        if not bpf or len(bpf) % 8:
+            raise ValueError("not a compiled seccomp filter")
+        self._buffer = ctypes.create_string_buffer(bpf, len(bpf))
+        self._program = _SockFprog(len(bpf) // 8, ctypes.addressof(self._buffer))
+
+
+def install(compiled: Filter) -> None:
+    """Install the filter on this process (after PR_SET_NO_NEW_PRIVS); everything it starts inherits it."""
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(compiled._program), 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"seccomp filter: {os.strerror(err)}")

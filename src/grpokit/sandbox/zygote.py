@@ -31,8 +31,8 @@ import sys
 import time
 
 from grpokit.sandbox import child as child_mod
-from grpokit.sandbox import codec, grader, isolation
-from grpokit.sandbox.rundir import make_run_dir, remove_owned_by, remove_run_dir, remove_tree
+from grpokit.sandbox import codec, grader, isolation, syscalls
+from grpokit.sandbox.rundir import empty_home, make_home, make_run_dir, remove_owned_by, remove_tree
 from grpokit.sandbox.supervisor import _tail, io_budget_s, supervise  # loaded before forking
 
 # Modules generated programs import all the time (HumanEval prompts start with
@@ -98,7 +98,7 @@ class Zygote:
         os.environ.clear()
         os.environ.update(child_mod.SCRUBBED_ENV)
         self.iso = isolation.setup_zygote(want)
-        child_mod.SYSCALL_FILTER = self.iso.seccomp_bpf
+        child_mod.SYSCALL_FILTER = syscalls.Filter(self.iso.seccomp_bpf) if self.iso.seccomp_bpf else None
         self.clone_flags = isolation.CLONE_NEWIPC if self.iso.ipc_namespace else 0
         isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.set_name("grpokit-zygote")
@@ -107,6 +107,10 @@ class Zygote:
         os.chmod(self.tmp, 0o711)  # runs as other uids must reach their own subdirectory
         # A block of uids nobody else uses, one per worker slot (see isolation.apply_limits).
         self.uid_base = 1_000_000_000 + (os.getpid() % 10_000_000) * 64 if self.iso.uid_drop else None
+        # Each slot's home (its runs' cwd): a capped tmpfs, mounted once, emptied after every run.
+        self.homes = {slot: os.path.join(self.tmp, f"home-{slot}") for slot in range(workers)}
+        for slot, path in self.homes.items():
+            make_home(path, None if self.uid_base is None else self.uid_base + slot, self.iso.root)
         self.cgroups = isolation.MemoryCgroups(workers) if self.iso.uid_drop else None
         self.iso.memory_cgroup = bool(self.cgroups and self.cgroups.paths)
         if self.iso.uid_drop and not self.iso.memory_cgroup:
@@ -191,14 +195,15 @@ class Zygote:
                 io_budget_s(limits, len(job.get("inputs") or ()))
             state = {
                 "job": job, "slot": slot, "uid": uid, "workdir": workdir, "start": time.monotonic(),
-                "result": None, "pids": set(), "pid": None, "mounted": False, "kind": None,
+                "result": None, "pids": set(), "pid": None, "kind": None,
                 # Supervisors and graders enforce the limits; this is the backstop if they cannot.
                 "deadline": time.monotonic() + seconds + 2.0,
             }
             try:
                 if self.cgroups is not None:
                     job["cgroup"] = self.cgroups.prepare(slot, limits["memory_mb"])
-                state["mounted"] = make_run_dir(workdir, uid, self.iso.root, int(limits["memory_mb"]))
+                job["home"] = self.homes[slot]
+                make_run_dir(workdir)
             except OSError as exc:
                 # Our side failed (out of memory, descriptors, space): the job is unjudged, the zygote lives on.
                 self._unstarted(state, memfd, [], exc)
@@ -210,7 +215,8 @@ class Zygote:
 
     def _start_fast(self, state: dict, memfd: int) -> None:
         job, workdir, uid = state["job"], state["workdir"], state["uid"]
-        run = {"index": 0, "workdir": workdir, "uid": uid, "limits": job["limits"], "stdin_path": None,
+        run = {"index": 0, "workdir": workdir, "home": job["home"], "uid": uid, "limits": job["limits"],
+               "stdin_path": None,
                "root": self.iso.root, "cgroup": job.get("cgroup")}
         fds: list[int] = []
         try:
@@ -340,7 +346,8 @@ class Zygote:
         result.setdefault("all_ran", False)
         result.update(op="result", id=state["job"]["id"])
         result.setdefault("duration_s", time.monotonic() - state["start"])
-        remove_run_dir(state["workdir"], self.iso.root, state["mounted"])
+        remove_tree(state["workdir"])
+        empty_home((self.iso.root or "") + self.homes[state["slot"]])  # the path the run saw
         self.free.append(state["slot"])
         self.send(result)
 
@@ -348,10 +355,7 @@ class Zygote:
         """A job our side could not start: answered as a sandbox error (None), the zygote lives on."""
         for fd in (memfd, *fds):
             os.close(fd)
-        try:
-            remove_run_dir(state["workdir"], self.iso.root, state["mounted"])
-        except OSError:
-            pass
+        remove_tree(state["workdir"])
         self.free.append(state["slot"])
         self.send({"op": "result", "id": state["job"]["id"], "status": "sandbox_error", "passed": 0, "total": 0,
                    "all_ran": False, "error": f"could not start the run: {exc}"})
