@@ -18,8 +18,10 @@ import types
 from grpokit.sandbox import codec, syscalls
 from grpokit.sandbox.isolation import apply_limits, join_cgroup, join_fresh_session_keyring, set_name
 
-# The compiled syscall filter (syscalls.py), set once in the zygote and inherited by every fork.
+# The compiled syscall filter (syscalls.py) and whether Landlock can scope a run: set once
+# in the zygote, inherited by every fork.
 SYSCALL_FILTER: syscalls.Filter | None = None
+RUN_SCOPE = False
 HARNESS_FAILED = 97  # exit code: the sandbox could not be set up (not the program's fault)
 PROGRAM_ERROR = 1
 
@@ -66,6 +68,8 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
         # Python ignores SIGXFSZ (so writes fail with EFBIG); the file-size cap should kill.
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         apply_limits(run["limits"], run.get("uid"))
+        if RUN_SCOPE:
+            syscalls.scope_to_this_run()
         if SYSCALL_FILTER:
             syscalls.install(SYSCALL_FILTER)
         # The zygote itself runs with SCRUBBED_ENV (zygote.py), so only the per-run entries change.

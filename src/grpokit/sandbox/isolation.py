@@ -33,7 +33,7 @@ from grpokit.sandbox.kernel import (  # noqa: F401 - re-exported: the rest of th
 
 
 _FIELDS = ("pid_namespace", "net_namespace", "mount_namespace", "private_tmp", "hidden_proc", "private_root",
-           "uid_drop", "memory_cgroup", "ipc_namespace", "syscall_filter")
+           "uid_drop", "memory_cgroup", "ipc_namespace", "syscall_filter", "run_scope")
 
 
 class Isolation:
@@ -154,6 +154,9 @@ def setup_zygote(want: str = "auto") -> Isolation:
             iso.syscall_filter = True
         except OSError as exc:
             notes.append(f"no syscall filter ({exc}): AF_VSOCK and other socket families, keyrings reachable")
+        iso.run_scope = syscalls.landlock_abi() >= 6
+        if not iso.run_scope:
+            notes.append("no Landlock scoping (Linux < 6.12): concurrent runs can meet on an abstract unix socket")
         iso.uid_drop = True
     if iso.pid_namespace and iso.net_namespace and iso.uid_drop and iso.syscall_filter:
         iso.level = "full"

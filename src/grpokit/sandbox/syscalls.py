@@ -108,3 +108,42 @@ def install(compiled: Filter) -> None:
     if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(compiled._program), 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"seccomp filter: {os.strerror(err)}")
+
+
+# Landlock (Linux 6.12+, ABI 6): a run may neither connect to abstract unix sockets nor
+# signal processes outside its own Landlock domain, i.e. outside the run. The empty
+# network namespace is shared by all runs of a zygote, so without this two concurrent
+# runs could talk over an abstract socket.
+_SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_RESTRICT_SELF = 444, 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_SCOPE = 0x1 | 0x2  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL
+
+
+class _LandlockRulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0: none)."""
+    version = _libc.syscall(ctypes.c_long(_SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0),
+                            ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    return max(0, version)
+
+
+_SCOPE_ATTR = _LandlockRulesetAttr(0, 0, _LANDLOCK_SCOPE)
+
+
+def scope_to_this_run() -> None:
+    """Confine abstract unix sockets and signals to this process and what it starts (needs ABI >= 6)."""
+    fd = _libc.syscall(ctypes.c_long(_SYS_LANDLOCK_CREATE_RULESET), ctypes.byref(_SCOPE_ATTR),
+                       ctypes.c_size_t(ctypes.sizeof(_SCOPE_ATTR)), ctypes.c_uint32(0))
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"landlock_create_ruleset: {os.strerror(err)}")
+    try:
+        if _libc.syscall(ctypes.c_long(_SYS_LANDLOCK_RESTRICT_SELF), ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"landlock_restrict_self: {os.strerror(err)}")
+    finally:
+        os.close(fd)

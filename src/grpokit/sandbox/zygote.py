@@ -99,6 +99,7 @@ class Zygote:
         os.environ.update(child_mod.SCRUBBED_ENV)
         self.iso = isolation.setup_zygote(want)
         child_mod.SYSCALL_FILTER = syscalls.Filter(self.iso.seccomp_bpf) if self.iso.seccomp_bpf else None
+        child_mod.RUN_SCOPE = self.iso.run_scope
         self.clone_flags = isolation.CLONE_NEWIPC if self.iso.ipc_namespace else 0
         isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.set_name("grpokit-zygote")
