@@ -135,12 +135,13 @@ DEADLINE_GAMES = [
                 time.sleep(30)
             return a + b
         """),  # passes the first test honestly, then stalls the rest
-    ("sleep_in_generator", """
-        import time
+    ("correct_but_stalls_before_ready", """
+        import signal, time
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
         def add(a, b):
-            yield a + b
-            time.sleep(30)
-        """),  # a remote iterator that hangs mid-iteration
+            return a + b
+        time.sleep(30)
+        """),  # a right answer the tests never get to: the program timed out as a whole
 ]
 
 UNSCORABLE = [
