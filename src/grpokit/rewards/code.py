@@ -40,13 +40,19 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
     - a list of {"input": ..., "output": ...} stdin/stdout cases (or one dict of two
       lists, {"input": [...], "output": [...]} as in code_contests, or APPS's
       {"inputs", "outputs"}): the program runs once per case; a case passes when it
-      exits 0 and prints the expected output (trailing whitespace ignored).
-    A JSON string holding such a list or dict is accepted too. Rows without tests score None.
+      exits 0 and prints the expected output (trailing whitespace ignored);
+    - an APPS call-based dict {"fn_name", "inputs", "outputs"}: each case calls the
+      function (a `Solution` method when the program has that class) with its arguments.
+    A JSON string holding such a list or dict is accepted too. Rows without tests score None;
+    test code that does not compile, or a column of the wrong length, raises naming the row.
 
     The program is the last ```python (or unlabelled) fenced block, else the whole
     completion. Assertions run in the grader's process against values the program's
     functions return, so exiting early, always-equal objects, printing "passed" or
-    patching the test harness score 0. Status "cancelled" (step budget) or a broken
+    patching the test harness score 0. Test code sees its own builtins and only the
+    program names it mentions (plus standard-library modules the program imported),
+    so a program's own `abs` or class `math` cannot change what the tests call. A
+    program past its time limit scores 0. Status "cancelled" (step budget) or a broken
     sandbox give None, never a silent 0.
 
     Parameters: all_or_nothing (1.0 only when every test passes; default False),

@@ -10,7 +10,8 @@ runs fork from), and reported as an `Isolation` record:
   every descendant, including ones that setsid() or double-fork. Each worker
   slot runs programs as its own unprivileged uid, which makes RLIMIT_NPROC a
   real per-run process/thread cap and keeps files outside the run's directory
-  read-only to it.
+  read-only to it. "full" also needs the syscall filter (syscalls.py); each run
+  gets its own IPC namespace where the kernel allows it.
 - "basic": anything less. Runs are killed by process group plus a sweep of
   orphans (the supervisor is a child subreaper, so double-forked daemons come
   back to it); rlimits still apply; network and the filesystem are NOT isolated
