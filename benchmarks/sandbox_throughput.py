@@ -91,7 +91,7 @@ class CpuMeter:
                 pass
 
 
-def pool_processes(pool: SandboxPool) -> list[int]:
+def pool_processes(pool) -> list[int]:
     """The zygote and its persistent children (graders), for the CPU meter."""
     pids = [pool.zygote_pid]
     for entry in os.listdir("/proc"):
@@ -257,7 +257,7 @@ def main(argv=None) -> dict:
 
     pool = SandboxPool(workers=args.workers)
     isolation = pool.isolation
-    meter = CpuMeter(["pool", "subprocess", "exec", "fork_floor"])
+    meter = CpuMeter(["pool", "subprocess", "exec", "fork_floor", "pool_baseline"])
     meter.move(pool_processes(pool), "pool")
     load_before = os.getloadavg()
     rates = {"pool": [], "subprocess": [], "exec": [], "fork_floor": []}
@@ -272,11 +272,16 @@ def main(argv=None) -> dict:
     baseline = None
     if args.baseline_src:
         baseline = BaselinePool(args.baseline_src, pool.workers)
+        # Its helper (the trainer side), zygote and graders are metered like ours; runs inherit the group.
+        meter.move([baseline.proc.pid, *pool_processes(baseline)], "pool_baseline")
         methods["pool_baseline"] = (args.pool_n, lambda: baseline.rate(args.pool_n))
         rates["pool_baseline"], cpu["pool_baseline"] = [], []
     try:
         for r in range(args.rounds):
-            for name, (n, run) in methods.items():
+            order = list(methods.items())
+            if r % 2:
+                order.reverse()  # no method always runs first (or last) in a round
+            for name, (n, run) in order:
                 rate, ms = measured(meter, name, n, run)
                 rates[name].append(rate)
                 if ms is not None:
@@ -288,6 +293,7 @@ def main(argv=None) -> dict:
         meter.move(pool_processes(pool), None)
         meter.close()
         if baseline is not None:
+            meter.move([baseline.proc.pid, *pool_processes(baseline)], None)
             baseline.close()
     medians = {k: statistics.median(v) for k, v in rates.items()}
     cpu_medians = {k: round(statistics.median(v), 3) for k, v in cpu.items() if v}
@@ -314,7 +320,10 @@ def main(argv=None) -> dict:
         "pool_vs_baseline": ({"baseline_src": args.baseline_src,
                               "per_round": [round(a / b, 3) for a, b in zip(rates["pool"], rates["pool_baseline"])],
                               "median_ratio": round(statistics.median(
-                                  a / b for a, b in zip(rates["pool"], rates["pool_baseline"])), 3)}
+                                  a / b for a, b in zip(rates["pool"], rates["pool_baseline"])), 3),
+                              "cpu_ratio_per_round": [round(b / a, 3) for a, b in zip(cpu["pool"], cpu["pool_baseline"])],
+                              "median_cpu_ratio": (round(cpu_medians["pool_baseline"] / cpu_medians["pool"], 3)
+                                                   if "pool_baseline" in cpu_medians else None)}
                              if baseline is not None else None),
         "fork_floor_vs_subprocess": round(medians["fork_floor"] / medians["subprocess"], 2),
         "targets": {"pool_at_least_per_second": 100, "pool_vs_subprocess_at_least": 10},

@@ -58,6 +58,12 @@ NAME_SHADOWING = [
         def add(a, b):
             return -1
         """),  # a module object named math, not the real one: the grader imports its own
+    ("real_module_under_another_name", """
+        import cmath as math
+        import operator as abs
+        def add(a, b):
+            return complex(a + b)
+        """),  # real standard-library modules, bound under names the tests mean otherwise
     ("shadow_set_and_sorted", """
         set = lambda xs: [4]
         sorted = lambda xs: [4]

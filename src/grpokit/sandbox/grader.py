@@ -137,6 +137,8 @@ class _ProgramNames:
             if type(module) is not str or module.partition(".")[0] not in sys.stdlib_module_names \
                     or module.partition(".")[0] in _NOT_IMPORTED:
                 return _HIDDEN
+            if name != module and not self.visible(name):
+                return _HIDDEN  # `import cmath as math`: a real module, but not the one the tests mean
             try:
                 return importlib.import_module(module)
             except Exception:  # noqa: BLE001 - a module we cannot import is simply not offered
