@@ -62,8 +62,8 @@ NAME_SHADOWING = [
         import cmath as math
         import operator as abs
         def add(a, b):
-            return complex(a + b)
-        """),  # real standard-library modules, bound under names the tests mean otherwise
+            return 0.3 + 0j
+        """),  # cmath.isclose accepts the complex answer that math.isclose refuses
     ("shadow_set_and_sorted", """
         set = lambda xs: [4]
         sorted = lambda xs: [4]
