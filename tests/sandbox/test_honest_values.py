@@ -81,9 +81,6 @@ BAD_COLUMNS = [
     (5, None, "`tests` column must hold one entry per completion", "a bare number"),
     ([["assert f() == 1"]], None, "1 entries for 2 completions", "a short column is not padded"),
     (["def check(c):\n    assert c() == 1"] * 2, ["f", "not a name"], "row 1: entry_point", "bad entry point names its row"),
-    ([["assert f() == 1"], ["assert f() ==="]], None, "row 1: test 0 is not valid Python", "syntax error in gold tests"),
-    ([["assert f() == 1"], ["assert f() == '\x00'"]], None, "row 1", "NUL in gold tests"),
-    ([["assert f() == '\ud800'"], ["assert f() == 1"]], None, "row 0", "lone surrogate in gold tests"),
     ([{"fn_name": "f", "inputs": [[1]], "outputs": []}] * 2, None, "row 0: APPS row has 1 inputs", "APPS shape"),
 ]
 
@@ -93,6 +90,20 @@ def test_bad_test_columns_raise_naming_the_row(tests, entry_point, message, why)
     reward = get("code_execution", timeout=1.0)
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("`", ".")):
         reward(["def f():\n    return 1"] * 2, tests=tests, entry_point=entry_point)
+
+
+BROKEN_GOLD = [
+    ([["assert f() == 1"], ["assert f() ==="]], [1.0, None], "row 1: test 0 is not valid Python", "syntax error"),
+    ([["assert f() == 1"], ["assert f() == '\x00'"]], [1.0, None], "row 1", "NUL byte"),
+    ([["assert f() == '\ud800'"], ["assert f() == 1"]], [None, 1.0], "row 0", "lone surrogate"),
+]
+
+
+@pytest.mark.parametrize("tests,expected,message,why", BROKEN_GOLD, ids=[b[3] for b in BROKEN_GOLD])
+def test_gold_tests_that_do_not_compile_score_none_naming_the_row(tests, expected, message, why):
+    # Not a silent 0 for every program: the row is unjudged (None, which TRL skips) and the warning says which.
+    with pytest.warns(RuntimeWarning, match=message):
+        assert get("code_execution", timeout=2.0)(["def f():\n    return 1"] * 2, tests=tests) == expected
 
 
 def test_entry_point_that_shadows_a_builtin_is_still_bound():

@@ -43,8 +43,9 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
       exits 0 and prints the expected output (trailing whitespace ignored);
     - an APPS call-based dict {"fn_name", "inputs", "outputs"}: each case calls the
       function (a `Solution` method when the program has that class) with its arguments.
-    A JSON string holding such a list or dict is accepted too. Rows without tests score None;
-    test code that does not compile, or a column of the wrong length, raises naming the row.
+    A JSON string holding such a list or dict is accepted too. Rows without tests score None,
+    and so do rows whose test code does not compile (with a warning naming the row); a
+    column of the wrong length raises.
 
     The program is the last ```python (or unlabelled) fenced block, else the whole
     completion. Assertions run in the grader's process against values the program's
@@ -79,13 +80,19 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
         n = len(programs)
         rows = _column(tests, n)
         entry_points = _column(entry_point, n, "entry_point")
-        jobs, where = [], []
+        jobs, where, broken = [], [], []
         for i, (text, row, ep) in enumerate(zip(programs, rows, entry_points)):
-            job = build_job(program_of(text), row, ep, limits, row_index=i)
+            try:
+                job = build_job(program_of(text), row, ep, limits, row_index=i)
+            except BrokenTestCode as exc:
+                broken.append(str(exc))  # the row cannot be judged: None, and said loudly below
+                continue
             if job is not None:
                 jobs.append(job)
                 where.append(i)
         scores: list[float | None] = [None] * n
+        if broken:
+            warnings.warn(f"{len(broken)} rows score None: {broken[0]}", RuntimeWarning, stacklevel=2)
         if not jobs:
             return scores
         pool = own_pool or get_pool()
@@ -210,11 +217,15 @@ def call_tests(fn_name: str, inputs, outputs, solution_class: bool, row_index: i
     return tests
 
 
+class BrokenTestCode(ValueError):
+    """A row's gold test code does not compile: every program would score 0 on it."""
+
+
 def _checked(tests: list[str], row_index: int) -> list[str]:
     for index, code in enumerate(tests):
         problem = _compile_problem(code)
         if problem:
-            raise ValueError(f"code_execution: row {row_index}: test {index} is not valid Python ({problem}); "
+            raise BrokenTestCode(f"code_execution: row {row_index}: test {index} is not valid Python ({problem}); "
                              "fix the data set's test code")
     return tests
 

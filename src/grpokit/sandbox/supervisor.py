@@ -169,11 +169,12 @@ class Supervisor:
         inputs = self.job.get("inputs", [])
         program = self.job["program"]
         got = []
-        budget_end = time.monotonic() + io_budget_s(self.limits, len(inputs))
+        budget = io_budget_s(self.limits, len(inputs))
+        budget_end, budget_spent = time.monotonic() + budget, False
         for i, text in enumerate(inputs):
             left = budget_end - time.monotonic()
             if left <= 0:
-                got.append(("timeout", None))  # the program's total budget is spent: the rest fail
+                budget_spent = True  # the rest are not run: the program fails as a whole
                 break
             path = os.path.join(self.workdir, f"stdin-{i}")
             fd = child_mod.create_fresh(path)
@@ -183,6 +184,7 @@ class Supervisor:
             run = self.spawn(i, (), lambda: child_mod.run_script(program))
             status = run.reap(min(self.wall, left))
             if status is None:
+                budget_spent = budget_spent or left < self.wall
                 run.kill()
                 run.reap()
                 got.append(("timeout", None))
@@ -194,16 +196,19 @@ class Supervisor:
             self._sweep(run)
         expected = self.read_secret().get("outputs", [])
         flags, first_error = [], None
-        ran = len(got) if got[-1:] != [("timeout", None)] or len(got) == len(inputs) else len(got) - 1
-        got += [("timeout", None)] * (len(expected) - len(got))
+        ran = len(got)
+        got += [("timeout", None)] * (len(expected) - ran)
         for (status, output), want in zip(got, expected):
             ok = status == "ok" and _same_output(output, want)
             flags.append(ok)
             if not ok and first_error is None:
                 first_error = status if status != "ok" else "wrong output"
         passed = sum(flags)
+        if budget_spent:
+            first_error = f"timeout: the program's {budget:g}s for all its cases ran out"
         return {
-            "status": "passed" if passed == len(expected) else ("timeout" if first_error == "timeout" else "failed"),
+            "status": "timeout" if budget_spent or first_error == "timeout" else
+                      ("passed" if passed == len(expected) else "failed"),
             "passed": passed,
             "total": len(expected),
             "all_ran": ran == len(expected),
