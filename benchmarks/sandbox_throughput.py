@@ -1,6 +1,7 @@
 """Sandbox throughput: our pool vs a fresh `python -c` per sample vs in-process exec.
 
     python -m benchmarks.sandbox_throughput [--rounds 3] [--pool-n 300] [--subprocess-n 60]
+        [--baseline-src OTHER_CHECKOUT/src]
 
 The three methods grade the same trivial correct program (a function plus one
 assert) and are measured alternately, round by round, in one run, so machine
@@ -12,6 +13,9 @@ gets the same parallelism as the pool. `fork_floor` forks a child per program
 from a zygote-sized interpreter that only compiles and runs it and reports one
 byte: no isolation, no grader. It is the floor for any fork-per-program design,
 so fork_floor / subprocess bounds what pool / subprocess can reach here.
+With --baseline-src, another checkout's pool (e.g. main's, before a change)
+is measured too, as one more method in the same alternating rounds, through a
+helper process that imports that code: `pool_vs_baseline` is the ratio.
 Then the 164 HumanEval canonical solutions go through the `code_execution`
 reward end to end. Results: benchmarks/results/sandbox_throughput.json.
 """
@@ -87,7 +91,7 @@ class CpuMeter:
                 pass
 
 
-def pool_processes(pool: SandboxPool) -> list[int]:
+def pool_processes(pool) -> list[int]:
     """The zygote and its persistent children (graders), for the CPU meter."""
     pids = [pool.zygote_pid]
     for entry in os.listdir("/proc"):
@@ -174,6 +178,43 @@ def rate_fork_floor(n: int, workers: int) -> float:
     return each * workers / (time.perf_counter() - start)
 
 
+BASELINE_POOL = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from grpokit.sandbox import Job, SandboxPool
+pool = SandboxPool(workers=int(sys.argv[2]))
+pool.isolation
+program, test = sys.argv[3], sys.argv[4]
+pool.run([Job(program, tests=[test])] * 20)  # warm-up, as for ours
+print(pool.zygote_pid, flush=True)
+for line in sys.stdin:
+    n = int(line)
+    start = time.perf_counter()
+    results = pool.run([Job(program, tests=[test])] * n)
+    elapsed = time.perf_counter() - start
+    assert all(r.status == "passed" for r in results), {r.status for r in results}
+    print(n / elapsed, flush=True)
+"""
+
+
+class BaselinePool:
+    """Another checkout's pool, in a helper process, measured on request (same program, same workers)."""
+
+    def __init__(self, src: str, workers: int) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", BASELINE_POOL, src, str(workers), PROGRAM, TEST],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.zygote_pid = int(self.proc.stdout.readline())
+
+    def rate(self, n: int) -> float:
+        self.proc.stdin.write(f"{n}\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
 def rate_exec(n: int) -> float:
     # No isolation at all: compile and exec each sample in this process (what many reward scripts do).
     source = PROGRAM + TEST + "\n"
@@ -209,12 +250,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--exec-n", type=int, default=3000)
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--data", default=str(DATA), help="folder holding humaneval.jsonl.gz")
+    parser.add_argument("--baseline-src", default=None,
+                        help="src/ of another checkout (e.g. main) whose pool is measured alongside")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "sandbox_throughput.json"))
     args = parser.parse_args(argv)
 
     pool = SandboxPool(workers=args.workers)
     isolation = pool.isolation
-    meter = CpuMeter(["pool", "subprocess", "exec", "fork_floor"])
+    meter = CpuMeter(["pool", "subprocess", "exec", "fork_floor", "pool_baseline"])
     meter.move(pool_processes(pool), "pool")
     load_before = os.getloadavg()
     rates = {"pool": [], "subprocess": [], "exec": [], "fork_floor": []}
@@ -226,9 +269,19 @@ def main(argv=None) -> dict:
         "exec": (args.exec_n, lambda: rate_exec(args.exec_n)),
         "fork_floor": (args.pool_n, lambda: rate_fork_floor(args.pool_n, pool.workers)),
     }
+    baseline = None
+    if args.baseline_src:
+        baseline = BaselinePool(args.baseline_src, pool.workers)
+        # Its helper (the trainer side), zygote and graders are metered like ours; runs inherit the group.
+        meter.move([baseline.proc.pid, *pool_processes(baseline)], "pool_baseline")
+        methods["pool_baseline"] = (args.pool_n, lambda: baseline.rate(args.pool_n))
+        rates["pool_baseline"], cpu["pool_baseline"] = [], []
     try:
         for r in range(args.rounds):
-            for name, (n, run) in methods.items():
+            order = list(methods.items())
+            if r % 2:
+                order.reverse()  # no method always runs first (or last) in a round
+            for name, (n, run) in order:
                 rate, ms = measured(meter, name, n, run)
                 rates[name].append(rate)
                 if ms is not None:
@@ -239,6 +292,9 @@ def main(argv=None) -> dict:
     finally:
         meter.move(pool_processes(pool), None)
         meter.close()
+        if baseline is not None:
+            meter.move([baseline.proc.pid, *pool_processes(baseline)], None)
+            baseline.close()
     medians = {k: statistics.median(v) for k, v in rates.items()}
     cpu_medians = {k: round(statistics.median(v), 3) for k, v in cpu.items() if v}
     pool_module._shared = pool  # the reward uses the same warm pool
@@ -261,6 +317,14 @@ def main(argv=None) -> dict:
         "pool_vs_subprocess_cpu": (round(cpu_medians["subprocess"] / cpu_medians["pool"], 2)
                                    if "pool" in cpu_medians and "subprocess" in cpu_medians else None),
         "exec_vs_pool": round(medians["exec"] / medians["pool"], 1),
+        "pool_vs_baseline": ({"baseline_src": args.baseline_src,
+                              "per_round": [round(a / b, 3) for a, b in zip(rates["pool"], rates["pool_baseline"])],
+                              "median_ratio": round(statistics.median(
+                                  a / b for a, b in zip(rates["pool"], rates["pool_baseline"])), 3),
+                              "cpu_ratio_per_round": [round(b / a, 3) for a, b in zip(cpu["pool"], cpu["pool_baseline"])],
+                              "median_cpu_ratio": (round(cpu_medians["pool_baseline"] / cpu_medians["pool"], 3)
+                                                   if "pool_baseline" in cpu_medians else None)}
+                             if baseline is not None else None),
         "fork_floor_vs_subprocess": round(medians["fork_floor"] / medians["subprocess"], 2),
         "targets": {"pool_at_least_per_second": 100, "pool_vs_subprocess_at_least": 10},
         "notes": (
@@ -275,7 +339,8 @@ def main(argv=None) -> dict:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: result[k] for k in ("median_programs_per_second", "pool_vs_subprocess", "fork_floor_vs_subprocess",
+    print(json.dumps({k: result[k] for k in ("median_programs_per_second", "pool_vs_baseline", "pool_vs_subprocess",
+                                             "fork_floor_vs_subprocess",
                                              "median_cpu_ms_per_program", "pool_vs_subprocess_cpu", "humaneval")},
                      indent=2))
     return result

@@ -40,12 +40,57 @@ def processes_of(pool: SandboxPool) -> list[str]:
 
 def run_dirs(pool: SandboxPool) -> list[str]:
     """Run directories left behind, plus anything a run left in the sandbox's own scratch dirs."""
-    left = os.listdir(pool.workdir_root)
+    root = f"/proc/{pool.zygote_pid}/root"
+    left = [n for n in os.listdir(pool.workdir_root) if not n.startswith("home-")]
+    # Each slot's home (a tmpfs seen through the root runs chroot into) must be empty again.
+    run_root = root + (pool.isolation.get("root") or "")
+    for slot in range(pool.workers):
+        home = f"{run_root}{pool.hello['tmp']}/home-{slot}"
+        left += [f"home-{slot}/{n}" for n in os.listdir(home)]
     if pool.isolation.get("private_tmp"):
-        root = f"/proc/{pool.zygote_pid}/root"
         own = os.path.basename(pool.hello["tmp"])
         for scratch in ("/tmp", "/var/tmp", "/dev/shm"):
             if os.path.isdir(root + scratch):
                 # the zygote's own: its run-directory holder and the root runs chroot into
                 left += [f"{scratch}/{n}" for n in os.listdir(root + scratch) if n not in (own, "grpokit-root")]
     return left
+
+
+def sysv_ipc_objects(pool: SandboxPool) -> list[str]:
+    """SysV shared memory, semaphores and message queues on the host owned by a sandbox uid."""
+    uids = pool.sandbox_uids
+    found = []
+    for kind in ("shm", "sem", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as fh:
+            header = fh.readline().split()
+            col = header.index("uid")
+            for line in fh:
+                fields = line.split()
+                if uids is None or int(fields[col]) in uids:
+                    found.append(f"{kind}: {line.strip()}")
+    return found
+
+
+def keys_of(pool: SandboxPool) -> list[str]:
+    """Kernel keys held by a sandbox uid (/proc/key-users: 'uid: usage nkeys/nikeys ...')."""
+    uids = pool.sandbox_uids
+    found = []
+    with open("/proc/key-users") as fh:
+        for line in fh:
+            uid, rest = line.split(":", 1)
+            nkeys = int(rest.split()[1].split("/")[0])
+            if uids is not None and int(uid) in uids and nkeys:
+                found.append(line.strip())
+    return found
+
+
+# Run in every slot after an attack: what a later program there can still see.
+SLOT_PROBE = """
+import os
+def leftovers():
+    seen = []
+    for kind in ("shm", "sem", "msg"):
+        seen += open(f"/proc/sysvipc/{kind}").read().splitlines()[1:]
+    seen += os.listdir(".")
+    return seen
+"""

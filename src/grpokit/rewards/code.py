@@ -8,6 +8,7 @@ nothing here ever execs model output in the trainer's process.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import logging
 import math
@@ -40,13 +41,20 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
     - a list of {"input": ..., "output": ...} stdin/stdout cases (or one dict of two
       lists, {"input": [...], "output": [...]} as in code_contests, or APPS's
       {"inputs", "outputs"}): the program runs once per case; a case passes when it
-      exits 0 and prints the expected output (trailing whitespace ignored).
-    A JSON string holding such a list or dict is accepted too. Rows without tests score None.
+      exits 0 and prints the expected output (trailing whitespace ignored);
+    - an APPS call-based dict {"fn_name", "inputs", "outputs"}: each case calls the
+      function (a `Solution` method when the program has that class) with its arguments.
+    A JSON string holding such a list or dict is accepted too. Rows without tests score None,
+    and so do rows whose test code does not compile (with a warning naming the row); a
+    column of the wrong length raises.
 
     The program is the last ```python (or unlabelled) fenced block, else the whole
     completion. Assertions run in the grader's process against values the program's
     functions return, so exiting early, always-equal objects, printing "passed" or
-    patching the test harness score 0. Status "cancelled" (step budget) or a broken
+    patching the test harness score 0. Test code sees its own builtins and only the
+    program names it mentions (plus standard-library modules the program imported),
+    so a program's own `abs` or class `math` cannot change what the tests call. A
+    program past its time limit scores 0. Status "cancelled" (step budget) or a broken
     sandbox give None, never a silent 0.
 
     Parameters: all_or_nothing (1.0 only when every test passes; default False),
@@ -78,14 +86,20 @@ def _run_tests(completions, kwargs: dict, all_or_nothing: bool, limits, budget_s
     programs = texts(completions)
     n = len(programs)
     rows = _column(kwargs.get("tests"), n)
-    entry_points = _column(kwargs.get("entry_point"), n)
-    jobs, where = [], []
+    entry_points = _column(kwargs.get("entry_point"), n, "entry_point")
+    jobs, where, broken = [], [], []
     for i, (text, row, ep) in enumerate(zip(programs, rows, entry_points)):
-        job = build_job(program_of(text), row, ep, limits, row_index=i)
+        try:
+            job = build_job(program_of(text), row, ep, limits, row_index=i)
+        except BrokenTestCode as exc:
+            broken.append(str(exc))  # the row cannot be judged: None, and said loudly below
+            continue
         if job is not None:
             jobs.append(job)
             where.append(i)
     scores: list[float | None] = [None] * n
+    if broken:
+        warnings.warn(f"{len(broken)} rows score None: {broken[0]}", RuntimeWarning, stacklevel=2)
     if not jobs:
         return scores
     try:
@@ -108,11 +122,18 @@ def _run_tests(completions, kwargs: dict, all_or_nothing: bool, limits, budget_s
     return scores
 
 
-def _column(values, n: int) -> list:
+def _column(values, n: int, name: str = "tests") -> list:
     if values is None or isinstance(values, (str, dict)):
         return [values] * n
-    values = list(values)
-    return values + [None] * (n - len(values)) if len(values) < n else values[:n]
+    try:
+        values = list(values)
+    except TypeError:
+        raise ValueError(f"code_execution: the `{name}` column must hold one entry per completion, "
+                         f"not a single {type(values).__name__}") from None
+    if len(values) != n:
+        raise ValueError(f"code_execution: the `{name}` column has {len(values)} entries for {n} completions; "
+                         "pass one entry per completion (TRL repeats each row's columns per generation)")
+    return values
 
 
 def build_job(program: str, tests, entry_point, limits, row_index: int = 0):
@@ -136,6 +157,13 @@ def build_job(program: str, tests, entry_point, limits, row_index: int = 0):
         if "test" in tests:
             entry_point = tests.get("entry_point") or entry_point
             tests = tests["test"]
+        elif tests.get("fn_name") and isinstance(ins, (list, tuple)) and isinstance(outs, (list, tuple)):
+            # APPS call-based rows: each case calls fn_name (a Solution method when there is one).
+            entry_point = _entry_name(tests["fn_name"], row_index)
+            tests = call_tests(entry_point, ins, outs, "class Solution" in program, row_index)
+            if not tests:
+                return None
+            return Job(program, tests=_checked(tests, row_index), limits=limits)
         elif isinstance(ins, (list, tuple)) and isinstance(outs, (list, tuple)) and len(ins) == len(outs):
             # Columnar cases: code_contests {"input": [...], "output": [...]}, APPS {"inputs", "outputs"}.
             if not ins:
@@ -144,18 +172,77 @@ def build_job(program: str, tests, entry_point, limits, row_index: int = 0):
         elif "input" in tests or "output" in tests:
             tests = [tests]
     if isinstance(tests, str):
-        return Job(program, tests=[_with_check_call(tests, entry_point)], limits=limits)
+        if entry_point:
+            entry_point = _entry_name(entry_point, row_index)
+        code = _with_check_call(tests, entry_point)
+        return Job(program, tests=_checked([code], row_index), limits=limits, entry_point=entry_point or None)
     if isinstance(tests, (list, tuple)):
         if all(isinstance(t, str) for t in tests):
-            return Job(program, tests=list(tests), limits=limits)
+            return Job(program, tests=_checked(list(tests), row_index), limits=limits)
         if all(isinstance(t, dict) and ("input" in t or "output" in t) for t in tests):
             return Job(program, cases=[{"input": t.get("input", ""), "output": t.get("output", "")} for t in tests],
                        limits=limits)
     raise ValueError(
         f"code_execution: row {row_index}: the `tests` entry is a {type(tests).__name__} we cannot grade; "
         "use test code (str), a list of assert strings, a list of {'input', 'output'} dicts, "
-        "or a HumanEval dict {'test', 'entry_point'}"
+        "a HumanEval dict {'test', 'entry_point'} or an APPS dict {'fn_name', 'inputs', 'outputs'}"
     )
+
+
+def _entry_name(name, row_index: int) -> str:
+    if not (isinstance(name, str) and name.isidentifier()):
+        raise ValueError(f"code_execution: row {row_index}: entry_point {name!r} is not a Python name")
+    return name
+
+
+def call_tests(fn_name: str, inputs, outputs, solution_class: bool, row_index: int) -> list[str]:
+    """One test per APPS call-based case: call the function with the case's arguments.
+
+    As APPS's own judge does: a tuple result compares as a list, and an expected
+    value wrapped in a one-element list also matches the bare value.
+    """
+    if len(inputs) != len(outputs):
+        raise ValueError(f"code_execution: row {row_index}: APPS row has {len(inputs)} inputs "
+                         f"but {len(outputs)} outputs")
+    target = f"Solution().{fn_name}" if solution_class else fn_name
+    tests = []
+    for args, want in zip(inputs, outputs):
+        try:
+            args_json, want_json = json.dumps(args if isinstance(args, list) else [args]), json.dumps(want)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"code_execution: row {row_index}: APPS case is not JSON data ({exc})") from None
+        tests.append(
+            f"import json as _json\n"
+            f"_got = {target}(*_json.loads({args_json!r}))\n"
+            f"_want = _json.loads({want_json!r})\n"
+            "_got = list(_got) if isinstance(_got, tuple) else _got\n"
+            "assert _got == _want or (isinstance(_want, list) and len(_want) == 1 and _got == _want[0])\n"
+        )
+    return tests
+
+
+class BrokenTestCode(ValueError):
+    """A row's gold test code does not compile: every program would score 0 on it."""
+
+
+def _checked(tests: list[str], row_index: int) -> list[str]:
+    for index, code in enumerate(tests):
+        problem = _compile_problem(code)
+        if problem:
+            raise BrokenTestCode(f"code_execution: row {row_index}: test {index} is not valid Python ({problem}); "
+                             "fix the data set's test code")
+    return tests
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_problem(code: str) -> str | None:
+    # Gold test code that cannot compile would score every program 0 without a word.
+    try:
+        compile(code, "<test>", "exec", dont_inherit=True)
+        code.encode("utf-8")  # a lone surrogate cannot reach the grader intact
+    except (SyntaxError, ValueError, UnicodeEncodeError, RecursionError, MemoryError) as exc:
+        return f"{type(exc).__name__}: {exc}"[:200]
+    return None
 
 
 def _with_check_call(code: str, entry_point) -> str:
@@ -171,8 +258,6 @@ def _with_check_call(code: str, entry_point) -> str:
             func = node.value.func
             if isinstance(func, ast.Name) and func.id == "check":
                 return code
-    if not str(entry_point).isidentifier():
-        raise ValueError(f"code_execution: entry_point {entry_point!r} is not a Python name")
     return f"{code}\n\ncheck({entry_point})\n"
 
 

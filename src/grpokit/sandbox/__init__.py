@@ -15,13 +15,27 @@ How it is built (one file per part):
   included), runs as an unprivileged uid of its own (RLIMIT_NPROC becomes a
   per-run process/thread cap), chrooted into a minimal read-only root (no data
   sets, no home directories), with no network, rlimits on CPU, memory, file
-  size and open files, a fresh working directory removed afterwards, a private
-  /tmp swept after each run, stdin from /dev/null or the case's input, stdout
-  and stderr capped by the file-size limit.
+  size and open files, a home directory of its slot (a tmpfs with size and inode
+  caps, emptied after each run), the harness's files out of its reach, a private
+  /tmp it cannot write, stdin from /dev/null or the case's input, stdout and
+  stderr capped by the file-size limit. Also per run: a fresh IPC namespace
+  (SysV objects die with it), a seccomp filter (syscalls.py: no socket family
+  but AF_UNIX, so no AF_VSOCK; no keyrings; no io_uring) and, on Linux 6.12+, a
+  Landlock scope (no abstract unix socket or signal reaches another run).
+- rundir.py: the slot homes and run directories; removal by file descriptor,
+  so trees nested past PATH_MAX go too.
 - grader.py / remote.py: grading the program cannot forge. Test code and every
   comparison run in a grader process the program cannot reach; the program's
   functions are called over a pipe and only plain data comes back (type-strict:
-  an always-equal object or an int subclass is not data). The tests are
+  an always-equal object or an int subclass is not data; Counter, Fraction,
+  Decimal, namedtuple and friends travel as their data and are rebuilt by the
+  grader). Test code gets its own builtins and sees only the program names it
+  mentions, never one that shadows a builtin or a standard-library module
+  (imported modules are imported by the grader itself); every reply is checked
+  against the shape its request allows, so no control-flow signal crosses; the
+  deadline is enforced on the grader's reads, never by raising inside test
+  code. Replies are capped (codec.MAX_REPLY) and graders run under an address-
+  space limit. The tests are
   spliced into a memfd the program never sees and are read only after the
   program's process exists, so they are not in its memory either. A test
   passes only if its code runs to the end in the grader; exiting early,
@@ -29,8 +43,10 @@ How it is built (one file per part):
 - supervisor.py: the per-job path for stdin/stdout cases and for machines
   without PID namespaces.
 
-Not covered: the kernel itself (no seccomp filter; a kernel exploit escapes),
-and side channels between concurrent runs (CPU, memory bandwidth).
+Not covered: the kernel itself (the seccomp filter is a short deny list, not
+an allow list; a kernel exploit escapes), side channels between concurrent
+runs (CPU, memory bandwidth), and /dev/shm, shared by the concurrent runs of a
+zygote (64 MB, 4096 inodes; swept after each run).
 """
 from importlib import import_module
 

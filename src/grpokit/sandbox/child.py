@@ -15,9 +15,13 @@ import signal
 import sys
 import types
 
-from grpokit.sandbox import codec
-from grpokit.sandbox.isolation import apply_limits, join_cgroup, set_name
+from grpokit.sandbox import codec, syscalls
+from grpokit.sandbox.isolation import apply_limits, join_cgroup, join_fresh_session_keyring, set_name
 
+# The compiled syscall filter (syscalls.py) and whether Landlock can scope a run: set once
+# in the zygote, inherited by every fork.
+SYSCALL_FILTER: syscalls.Filter | None = None
+RUN_SCOPE = False
 HARNESS_FAILED = 97  # exit code: the sandbox could not be set up (not the program's fault)
 PROGRAM_ERROR = 1
 
@@ -45,9 +49,8 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
         stdin_fd = os.open(run.get("stdin_path") or "/dev/null", os.O_RDONLY | os.O_NOFOLLOW)
         os.dup2(stdin_fd, 0)
         for target, name in ((1, "stdout"), (2, "stderr")):
+            # Root-owned files outside the program's home: it writes them through fds 1 and 2 only.
             fd = create_fresh(os.path.join(workdir, f"{name}-{run['index']}"))
-            if run.get("uid") is not None:
-                os.fchown(fd, run["uid"], run["uid"])
             os.dup2(fd, target)
         _close_fds_except({0, 1, 2, *keep_fds})
         if run.get("cgroup"):
@@ -56,16 +59,25 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
             # Only system dirs, Python, /tmp, /dev and /proc exist in there; root could leave a
             # chroot, the unprivileged uid set just below cannot.
             os.chroot(run["root"])
-        os.chdir(workdir)
+        home = run["home"]
+        os.chdir(home)
+        if run.get("uid") is not None and not SYSCALL_FILTER:
+            # Without the filter (which refuses every keyring call) at least start from an
+            # empty session keyring; a key in the slot uid's user keyring stays reachable.
+            join_fresh_session_keyring()  # as root, before the uid drop
         # Python ignores SIGXFSZ (so writes fail with EFBIG); the file-size cap should kill.
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
         apply_limits(run["limits"], run.get("uid"))
+        if RUN_SCOPE:
+            syscalls.scope_to_this_run()
+        if SYSCALL_FILTER:
+            syscalls.install(SYSCALL_FILTER)
         # The zygote itself runs with SCRUBBED_ENV (zygote.py), so only the per-run entries change.
-        os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+        os.environ["HOME"] = os.environ["TMPDIR"] = home
         # sys.stdin/stdout/stderr already wrap fds 0-2, which now point at the run's files
         # (the zygote never reads or writes through them, so no stale buffers).
         sys.argv = ["solution.py"]
-        sys.path[0:0] = [workdir]
+        sys.path[0:0] = [home]
     except BaseException:
         os._exit(HARNESS_FAILED)
 
@@ -217,7 +229,13 @@ def run_module(program: str, req_fd: int, resp_fd: int) -> None:
             os._exit(PROGRAM_ERROR)
     published = []
     for name, obj in list(namespace.items()):
-        if name.startswith("__") or isinstance(obj, types.ModuleType):
+        if name.startswith("__"):
+            continue
+        if isinstance(obj, types.ModuleType):
+            # Only the module's name travels: the grader imports it itself (standard library only).
+            module = getattr(obj, "__name__", None)
+            if type(module) is str:
+                published.append([name, {"module": module}])
             continue
         published.append([name, server.value(obj)])
     try:

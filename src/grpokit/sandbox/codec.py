@@ -15,10 +15,14 @@ import json
 import math
 import os
 import struct
+import sys
 
 MAX_FRAME = 32 * 1024 * 1024  # a frame larger than this is a protocol error
+# A reply from a program, decoded in the grader, may take ~25x its size in memory
+# (a frame of nested empty lists): the cap keeps a grader within its memory limit.
+MAX_REPLY = 8 * 1024 * 1024
 _MAX_DEPTH = 200
-_HEADER = struct.Struct("!I")
+HEADER = struct.Struct("!I")
 
 
 class Unencodable(Exception):
@@ -57,6 +61,34 @@ def encode(value, depth: int = 0):
     # Honest numpy results (np.int64, arrays) become the plain values they stand for.
     if getattr(kind, "__module__", None) == "numpy" and hasattr(value, "tolist"):
         return encode(value.tolist(), depth + 1)
+    return _encode_stdlib(value, kind, depth)
+
+
+def _stdlib_class(module: str, name: str):
+    # The class only if the program imported its module: nothing is imported here.
+    return getattr(sys.modules.get(module), name, None)
+
+
+def _encode_stdlib(value, kind, depth: int):
+    """Standard-library value types, sent as their data; the grader rebuilds its own objects."""
+    if kind is bytearray:
+        return {"~": "bytearray", "v": binascii.b2a_base64(value, newline=False).decode("ascii")}
+    if kind in (_stdlib_class("collections", "Counter"), _stdlib_class("collections", "OrderedDict"),
+                _stdlib_class("collections", "defaultdict")):
+        items = [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in dict.items(value)]
+        return {"~": kind.__name__, "v": items}
+    if kind is _stdlib_class("fractions", "Fraction"):
+        return {"~": "Fraction", "v": [encode(value.numerator), encode(value.denominator)]}
+    if kind is _stdlib_class("decimal", "Decimal"):
+        return {"~": "Decimal", "v": encode(str(value))}
+    if issubclass(kind, tuple) and type(getattr(kind, "_fields", None)) is tuple:
+        fields = [encode(f) for f in kind._fields]
+        return {"~": "namedtuple", "n": encode(kind.__name__), "f": fields,
+                "v": [encode(v, depth + 1) for v in tuple.__iter__(value)]}
+    enum = sys.modules.get("enum")
+    if enum is not None and issubclass(kind, (enum.IntEnum, enum.IntFlag, getattr(enum, "StrEnum", enum.IntEnum))):
+        # Members of int/str enums compare as their values: that is what travels.
+        return encode(value._value_, depth + 1)
     raise Unencodable(f"{kind.__name__} is not plain data")
 
 
@@ -96,6 +128,8 @@ def decode(obj, depth: int = 0, refs: dict | None = None):
             return refs[v]
         if tag == "complex":
             return complex(float(v[0]), float(v[1]))
+        if tag in _STDLIB_TAGS:
+            return _STDLIB_TAGS[tag](obj, v, depth, refs)
     except ProtocolError:
         raise
     except Exception as exc:  # unhashable keys, wrong shapes, bad base64 ...
@@ -103,9 +137,66 @@ def decode(obj, depth: int = 0, refs: dict | None = None):
     raise ProtocolError(f"unknown tag {tag!r}")
 
 
+def _decode_items(v, depth, refs):
+    return [(decode(k, depth + 1, refs), decode(x, depth + 1, refs)) for k, x in v]
+
+
+def _decode_namedtuple(obj, v, depth, refs):
+    name, fields = obj.get("n"), obj.get("f")
+    if type(name) is not str or type(fields) is not list or len(fields) != len(v):
+        raise ProtocolError("bad namedtuple")
+    cls = _namedtuple_class(name, tuple(fields))
+    return cls(*(decode(x, depth + 1, refs) for x in v))
+
+
+_NAMEDTUPLES: dict = {}
+
+
+def _namedtuple_class(name: str, fields: tuple):
+    import collections
+
+    key = (name, fields)
+    if key not in _NAMEDTUPLES:
+        if len(_NAMEDTUPLES) > 256:  # a program could send endless new shapes
+            _NAMEDTUPLES.clear()
+        _NAMEDTUPLES[key] = collections.namedtuple(name, fields)  # validates the names
+    return _NAMEDTUPLES[key]
+
+
+def _decode_number(tag: str, v):
+    if tag == "Fraction":
+        from fractions import Fraction
+
+        if not (len(v) == 2 and all(type(x) is int for x in v)) or v[1] == 0:
+            raise ProtocolError("bad Fraction")
+        return Fraction(v[0], v[1])
+    from decimal import Decimal
+
+    if type(v) is not str or len(v) > 10_000:
+        raise ProtocolError("bad Decimal")
+    return Decimal(v)
+
+
+def _collections(name: str):
+    import collections
+
+    return getattr(collections, name)
+
+
+_STDLIB_TAGS = {
+    "bytearray": lambda obj, v, depth, refs: bytearray(binascii.a2b_base64(v.encode("ascii"), strict_mode=True)),
+    "Counter": lambda obj, v, depth, refs: _collections("Counter")(dict(_decode_items(v, depth, refs))),
+    "OrderedDict": lambda obj, v, depth, refs: _collections("OrderedDict")(_decode_items(v, depth, refs)),
+    "defaultdict": lambda obj, v, depth, refs: _collections("defaultdict")(None, _decode_items(v, depth, refs)),
+    "Fraction": lambda obj, v, depth, refs: _decode_number("Fraction", v),
+    "Decimal": lambda obj, v, depth, refs: _decode_number("Decimal", v),
+    "namedtuple": _decode_namedtuple,
+}
+
+
 def dumps(message) -> bytes:
     data = json.dumps(message, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass")
-    return _HEADER.pack(len(data)) + data
+    return HEADER.pack(len(data)) + data
 
 
 def loads(data: bytes):
@@ -135,7 +226,7 @@ def read_exact(fd: int, n: int) -> bytes:
 
 
 def read_frame(fd: int):
-    (size,) = _HEADER.unpack(read_exact(fd, _HEADER.size))
+    (size,) = HEADER.unpack(read_exact(fd, HEADER.size))
     if size > MAX_FRAME:
         raise ProtocolError(f"frame of {size} bytes exceeds {MAX_FRAME}")
     return loads(read_exact(fd, size))
@@ -150,12 +241,12 @@ class FrameReader:
     def feed(self, data: bytes) -> list:
         self._buf += data
         out = []
-        while len(self._buf) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(self._buf)
+        while len(self._buf) >= HEADER.size:
+            (size,) = HEADER.unpack_from(self._buf)
             if size > MAX_FRAME:
                 raise ProtocolError(f"frame of {size} bytes exceeds {MAX_FRAME}")
-            if len(self._buf) < _HEADER.size + size:
+            if len(self._buf) < HEADER.size + size:
                 break
-            out.append(loads(bytes(self._buf[_HEADER.size : _HEADER.size + size])))
-            del self._buf[: _HEADER.size + size]
+            out.append(loads(bytes(self._buf[HEADER.size : HEADER.size + size])))
+            del self._buf[: HEADER.size + size]
         return out

@@ -15,23 +15,27 @@ because it lives on, a job costs one fork (the program's), not two.
 from __future__ import annotations
 
 import builtins
+import importlib
 import json
 import os
+import resource
 import signal
 import socket
+import sys
+import time
 
 from grpokit.sandbox.isolation import PR_SET_PDEATHSIG, prctl, set_name
 from grpokit.sandbox.remote import Conn, Lost
 
 MAX_TEST_FLAGS = 10_000
-
-
-class Deadline(BaseException):
-    """The run's wall-clock time is up (raised by SIGALRM in the grader)."""
-
-
-def _on_alarm(signum, frame):
-    raise Deadline()
+# Graders decode replies the program wrote; this caps what one can make a grader hold
+# (a run's own memory is capped in its cgroup, the grader's is not in there).
+GRADER_MEMORY_MB = 1024
+_BUILTIN_NAMES = frozenset(dir(builtins))
+# Standard-library modules a test may use through the solution's own `import`,
+# minus the ones whose import does something (opens a browser, prints, needs a display).
+_NOT_IMPORTED = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "__hello__",
+                           "__phello__", "pydoc", "webbrowser", "ensurepip", "venv", "pip"})
 
 
 def read_secret(fd: int) -> dict:
@@ -40,31 +44,38 @@ def read_secret(fd: int) -> dict:
     return json.loads(data.decode("utf-8", "surrogatepass"))
 
 
-def grade_functions(conn: Conn, tests: list[str], wall: float) -> dict:
-    """Wait for the program to finish its top level, then run each test here."""
+class _ProtocolBroken(Exception):
+    """The program's first frame is not a well-formed ready/error report."""
+
+
+def grade_functions(conn: Conn, secret: dict, wall: float) -> dict:
+    """Wait for the program to finish its top level, then run each test here.
+
+    `conn` carries the run's deadline: a program that outlives it is marked
+    lost, every later request fails at once, and the run scores 0.
+    """
+    tests = secret.get("tests", [])
     outcome = {"status": "failed", "passed": 0, "total": len(tests), "all_ran": False, "error": None, "tests": []}
-    signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, wall)
     try:
-        first = conn.recv()
-        if not isinstance(first, dict) or first.get("op") != "ready":
-            kind = first.get("type", "Error") if isinstance(first, dict) else "Error"
-            msg = first.get("msg", "") if isinstance(first, dict) else ""
-            outcome.update(status="error", error=f"{kind}: {msg}"[:500])
+        kind, payload = _first_report(conn.recv())
+        if kind == "error":
+            outcome.update(status="error", error=payload[:500])
             return outcome
-        base = _namespace(conn, first.get("globals", []))
+        program = _ProgramNames(conn, payload, secret.get("entry_point"))
         for index, code in enumerate(tests):
-            ok, why = _run_test(code, base, conn)
+            ok, why = _run_test(code, program, conn)
             outcome["tests"].append(ok)
             if not ok and outcome["error"] is None:
                 outcome["error"] = f"test {index}: {why}"[:500]
         outcome["all_ran"] = True
-    except Deadline:
-        outcome.update(status="timeout", error=f"wall-clock limit of {wall:g}s reached")
-    except Lost as exc:
-        outcome.update(status="crashed", error=str(exc))
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+    except _ProtocolBroken as exc:
+        outcome.update(status="error", error=f"the program broke the grading protocol: {exc}")
+        return outcome
+    except Lost:
+        if conn.timed_out:
+            outcome.update(status="timeout", error=f"wall-clock limit of {wall:g}s reached", tests=[])
+        else:
+            outcome.update(status="crashed", error=conn.lost)
     outcome["passed"] = sum(outcome["tests"])
     if outcome["all_ran"]:
         outcome["status"] = "passed" if outcome["passed"] == outcome["total"] else "failed"
@@ -73,26 +84,99 @@ def grade_functions(conn: Conn, tests: list[str], wall: float) -> dict:
     return outcome
 
 
-def _namespace(conn: Conn, published) -> dict:
-    namespace = {}
-    for item in published:
-        name, reply = item
-        if isinstance(name, str) and not name.startswith("__"):
-            namespace[name] = conn.unwrap(reply)
-    return namespace
+def _first_report(first) -> tuple[str, object]:
+    # ("error", message) when the top level raised, ("ready", {name: reply}) when it finished.
+    if isinstance(first, dict) and first.get("op") == "error" and set(first) == {"op", "type", "msg"}:
+        if isinstance(first["type"], str) and isinstance(first["msg"], str):
+            return "error", f"{first['type']}: {first['msg']}"
+    if isinstance(first, dict) and first.get("op") == "ready" and set(first) == {"op", "globals"} \
+            and type(first["globals"]) is list:
+        names = {}
+        for item in first["globals"]:
+            if not (type(item) is list and len(item) == 2 and type(item[0]) is str and type(item[1]) is dict):
+                raise _ProtocolBroken("malformed entry in the ready report")
+            names[item[0]] = item[1]
+        return "ready", names
+    raise _ProtocolBroken("malformed ready report")
 
 
-def _run_test(code: str, base: dict, conn: Conn) -> tuple[bool, str]:
-    namespace = dict(base, __builtins__=builtins, __name__="__test__")
+class _ProgramNames:
+    """The program's top-level names, as the tests may see them.
+
+    A test sees only the program names its own code mentions, never a builtin
+    name or a standard-library module name (a program's `abs` or class `math`
+    must not change what the test code calls), except the row's explicit entry
+    point. A module the program imported is imported here, from the standard
+    library only, so tests that lean on the solution's `import math` still run.
+    """
+
+    def __init__(self, conn: Conn, published: dict, entry_point) -> None:
+        self.conn, self.published = conn, published
+        self.entry_point = entry_point if isinstance(entry_point, str) else None
+        self.cache: dict = {}
+
+    def visible(self, name: str) -> bool:
+        if name == self.entry_point:
+            return True
+        return not (name.startswith("__") or name in _BUILTIN_NAMES or name in sys.stdlib_module_names)
+
+    def bind(self, names, namespace: dict) -> None:
+        for name in names:
+            reply = self.published.get(name)
+            if reply is None:
+                continue
+            if name not in self.cache:
+                self.cache[name] = self._resolve(name, reply)
+            value = self.cache[name]
+            if value is not _HIDDEN:
+                namespace[name] = value
+
+    def _resolve(self, name: str, reply: dict):
+        if set(reply) == {"module"}:
+            module = reply["module"]
+            if type(module) is not str or module.partition(".")[0] not in sys.stdlib_module_names \
+                    or module.partition(".")[0] in _NOT_IMPORTED:
+                return _HIDDEN
+            if name != module and not self.visible(name):
+                return _HIDDEN  # `import cmath as math`: a real module, but not the one the tests mean
+            try:
+                return importlib.import_module(module)
+            except Exception:  # noqa: BLE001 - a module we cannot import is simply not offered
+                return _HIDDEN
+        if not self.visible(name):
+            return _HIDDEN
+        if set(reply) not in ({"v"}, {"ref", "callable"}):
+            raise self.conn._fail(f"malformed value for {name!r} in the ready report")
+        return self.conn.unwrap(reply)
+
+
+_HIDDEN = object()
+
+
+def _names_in(code) -> set[str]:
+    # Every name the compiled test mentions, nested functions included (over-inclusive: attributes too).
+    names, stack = set(), [code]
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        names.update(current.co_varnames)
+        stack.extend(c for c in current.co_consts if hasattr(c, "co_names"))
+    return names
+
+
+def _run_test(code: str, program: _ProgramNames, conn: Conn) -> tuple[bool, str]:
+    namespace = {"__builtins__": dict(builtins.__dict__), "__name__": "__test__"}
     try:
-        exec(compile(code, "<test>", "exec"), namespace)
-    except (Deadline, Lost):
+        compiled = compile(code, "<test>", "exec")
+        program.bind(_names_in(compiled), namespace)
+        exec(compiled, namespace)
+    except Lost:
         raise
     except BaseException as exc:
         if conn.lost:
             raise Lost(conn.lost) from None
         return False, _describe_failure(exc)
-    # A test whose program died mid-way did not really run, even if its code swallowed the error.
+    # A test whose program died or timed out mid-way did not really run, even if its code swallowed the error.
     if conn.lost:
         raise Lost(conn.lost)
     return True, ""
@@ -117,6 +201,8 @@ def serve(sock: socket.socket) -> None:
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         set_name("grpokit-grader")
+        limit = GRADER_MEMORY_MB * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         while True:
             try:
                 data, fds, _, _ = socket.recv_fds(sock, 65536, 4)
@@ -126,12 +212,14 @@ def serve(sock: socket.socket) -> None:
                 break
             for fd in fds[3:]:
                 os.close(fd)
+            secret = job = None
             try:
                 job = json.loads(data)
                 req_w, resp_r, secret_fd = fds[:3]
                 try:
-                    tests = read_secret(secret_fd).get("tests", [])
-                    outcome = grade_functions(Conn(req_w, resp_r), tests, float(job["wall_s"]))
+                    secret = read_secret(secret_fd)
+                    wall = float(job["wall_s"])
+                    outcome = grade_functions(Conn(req_w, resp_r, time.monotonic() + wall), secret, wall)
                 finally:
                     for fd in fds[:3]:
                         os.close(fd)
@@ -140,6 +228,6 @@ def serve(sock: socket.socket) -> None:
                            "error": f"grader: {type(exc).__name__}: {exc}"[:500]}
             outcome["id"] = job.get("id") if isinstance(job, dict) else None
             sock.sendall(json.dumps(outcome).encode())
-            del tests, job  # nothing of a job outlives it by reference
+            del secret, job  # nothing of a job outlives it by reference
     finally:
         os._exit(0)

@@ -10,7 +10,8 @@ runs fork from), and reported as an `Isolation` record:
   every descendant, including ones that setsid() or double-fork. Each worker
   slot runs programs as its own unprivileged uid, which makes RLIMIT_NPROC a
   real per-run process/thread cap and keeps files outside the run's directory
-  read-only to it.
+  read-only to it. "full" also needs the syscall filter (syscalls.py); each run
+  gets its own IPC namespace where the kernel allows it.
 - "basic": anything less. Runs are killed by process group plus a sweep of
   orphans (the supervisor is a child subreaper, so double-forked daemons come
   back to it); rlimits still apply; network and the filesystem are NOT isolated
@@ -25,14 +26,15 @@ import signal
 from grpokit.sandbox.cgroups import MemoryCgroups, join_cgroup  # noqa: F401 - re-exported
 from grpokit.sandbox.filesystem import build_root, expose_read_only
 from grpokit.sandbox.kernel import (  # noqa: F401 - re-exported: the rest of the sandbox imports them from here
-    CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_REC, PR_SET_CHILD_SUBREAPER,
-    PR_SET_NAME, PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, can_clone_pid_namespace, clone_pid_namespace, mount, prctl,
+    CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_REC, PR_SET_CHILD_SUBREAPER,
+    PR_SET_NAME, PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, can_clone_pid_namespace, clone_pid_namespace,
+    join_fresh_session_keyring, mount, prctl,
     set_name, unshare,
 )
 
 
 _FIELDS = ("pid_namespace", "net_namespace", "mount_namespace", "private_tmp", "hidden_proc", "private_root",
-           "uid_drop", "memory_cgroup")
+           "uid_drop", "memory_cgroup", "ipc_namespace", "syscall_filter", "run_scope")
 
 
 class Isolation:
@@ -45,6 +47,7 @@ class Isolation:
             setattr(self, name, False)
         self.notes: tuple = ()
         self.root: str | None = None  # the directory runs chroot into (private_root)
+        self.seccomp_bpf: bytes = b""  # the compiled syscall filter runs install (syscalls.py)
 
     def as_dict(self) -> dict:
         d = {"level": self.level, "root": self.root, **{name: getattr(self, name) for name in _FIELDS}}
@@ -62,13 +65,13 @@ class Isolation:
         return text
 
 
-def _probe_pid_namespace() -> bool:
+def _probe_pid_namespace(extra_flags: int = 0) -> bool:
     # unshare(CLONE_NEWPID) works once per process, so try it in a throwaway child.
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            unshare(CLONE_NEWPID)
+            unshare(CLONE_NEWPID | extra_flags)
             inner = os.fork()
             if inner == 0:
                 os._exit(0 if os.getpid() == 1 else 1)
@@ -107,11 +110,14 @@ def setup_zygote(want: str = "auto") -> Isolation:
             try:
                 # tmpfs is RAM: sizes and inode counts cap what runs can park there
                 # (each run's directory lives in /tmp; everything is swept after it).
-                sizes = {"/tmp": "size=512m,nr_inodes=65536", "/var/tmp": "size=64m,nr_inodes=4096",
-                         "/dev/shm": "size=64m,nr_inodes=4096"}
+                # /tmp holds the run directories and is not writable by runs (0711): a run writes
+                # only in its own home (a capped tmpfs, rundir.py), so it cannot fill what the
+                # zygote and other runs need.
+                sizes = {"/tmp": "size=512m,nr_inodes=65536,mode=0711", "/var/tmp": "size=64m,nr_inodes=4096,mode=1777",
+                         "/dev/shm": "size=64m,nr_inodes=4096,mode=1777"}
                 for target, options in sizes.items():
                     if os.path.isdir(target):
-                        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options + ",mode=1777")
+                        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
                 iso.private_tmp = True
             except OSError as exc:
                 notes.append(f"private /tmp unavailable ({exc})")
@@ -137,8 +143,23 @@ def setup_zygote(want: str = "auto") -> Isolation:
             notes.append(f"pid namespace probe failed ({exc})")
         if not iso.pid_namespace:
             notes.append("no pid namespace: kill by process group + orphan sweep")
+        else:
+            # SysV shared memory, semaphores and message queues die with the run that made them.
+            iso.ipc_namespace = _probe_pid_namespace(CLONE_NEWIPC)
+            if not iso.ipc_namespace:
+                notes.append("no IPC namespace per run: SysV IPC objects can outlive a run")
+        try:
+            from grpokit.sandbox import syscalls
+
+            iso.seccomp_bpf = syscalls.compile_filter()
+            iso.syscall_filter = True
+        except OSError as exc:
+            notes.append(f"no syscall filter ({exc}): AF_VSOCK and other socket families, keyrings reachable")
+        iso.run_scope = syscalls.landlock_abi() >= 6
+        if not iso.run_scope:
+            notes.append("no Landlock scoping (Linux < 6.12): concurrent runs can meet on an abstract unix socket")
         iso.uid_drop = True
-    if iso.pid_namespace and iso.net_namespace and iso.uid_drop:
+    if iso.pid_namespace and iso.net_namespace and iso.uid_drop and iso.syscall_filter:
         iso.level = "full"
     elif iso.pid_namespace or iso.net_namespace or iso.uid_drop:
         iso.level = "partial"

@@ -16,12 +16,16 @@ class Job:
     the program's names bound to handles on its objects; each entry is one test.
     Stdin/stdout mode (`cases` given): the program runs once per
     {"input": str, "output": str} case with that input on stdin.
+    entry_point: the program's function the tests are about (HumanEval's), bound for the
+    tests by that name even when it shadows a builtin; tests see no other program name
+    unless their code mentions it.
     """
 
     program: str
     tests: list[str] | None = None
     cases: list[dict] | None = None
     limits: Limits = field(default_factory=Limits)
+    entry_point: str | None = None
 
     def __post_init__(self) -> None:
         if (self.tests is None) == (self.cases is None):
@@ -36,7 +40,7 @@ class Job:
         header = {"op": "job", "id": job_id, "mode": self.mode, "program": _text(self.program),
                   "limits": self.limits.as_dict()}
         if self.tests is not None:
-            secret = {"tests": [_text(t) for t in self.tests]}
+            secret = {"tests": [_text(t) for t in self.tests], "entry_point": self.entry_point}
         else:
             header["inputs"] = [_text(c.get("input", "")) for c in self.cases]
             secret = {"outputs": [_text(c.get("output", "")) for c in self.cases]}
@@ -78,6 +82,8 @@ class Result:
         """Share of tests passed; None when the sandbox could not judge."""
         if self.status in ("cancelled", "sandbox_error"):
             return None
+        if self.status == "timeout":
+            return 0.0  # a program past its time limit fails as a whole, like a judge's TLE
         if not self.total:
             return 0.0
         return self.passed / self.total

@@ -6,6 +6,7 @@ import os
 import signal
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_MOVE = 0x1, 0x2, 0x4, 0x20, 0x1000, 0x2000
@@ -17,6 +18,8 @@ _libc = ctypes.CDLL(None, use_errno=True)
 # return into an interpreter that thinks another thread holds it.
 _pylib = ctypes.PyDLL(None, use_errno=True)
 _SYS_CLONE = {"x86_64": 56, "aarch64": 220}
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
+KEYCTL_JOIN_SESSION_KEYRING = 1
 
 
 def _check(ret: int, what: str) -> None:
@@ -39,7 +42,7 @@ def can_clone_pid_namespace() -> bool:
     return platform.machine() in _SYS_CLONE and hasattr(ctypes.pythonapi, "PyOS_AfterFork_Child")
 
 
-def clone_pid_namespace() -> int:
+def clone_pid_namespace(extra_flags: int = 0) -> int:
     """fork(), but the child is the init of a new PID namespace (0 in the child, its pid in the parent).
 
     unshare(CLONE_NEWPID) works once per process, so the zygote, which starts
@@ -50,7 +53,7 @@ def clone_pid_namespace() -> int:
 
     api = ctypes.pythonapi
     api.PyOS_BeforeFork()
-    pid = _pylib.syscall(ctypes.c_long(_SYS_CLONE[platform.machine()]), ctypes.c_ulong(CLONE_NEWPID | signal.SIGCHLD),
+    pid = _pylib.syscall(ctypes.c_long(_SYS_CLONE[platform.machine()]), ctypes.c_ulong(CLONE_NEWPID | extra_flags | signal.SIGCHLD),
                          ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_ulong(0))
     if pid == 0:
         api.PyOS_AfterFork_Child()
@@ -77,3 +80,14 @@ def prctl(option: int, arg: int) -> None:
 def set_name(name: str) -> None:
     """The process name `ps` and `top` show (grpokit-zygote, -supervisor, -run)."""
     _libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
+
+
+def join_fresh_session_keyring() -> None:
+    """A new anonymous session keyring for this process, so no key of an earlier run is in reach."""
+    number = _SYS_KEYCTL.get(os.uname().machine)
+    if number is None:
+        return
+    if _libc.syscall(ctypes.c_long(number), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), ctypes.c_void_p(0)) < 0:
+        err = ctypes.get_errno()
+        if err not in (38, 1):  # ENOSYS, EPERM: no keyrings here at all
+            raise OSError(err, f"keyctl(JOIN_SESSION_KEYRING): {os.strerror(err)}")

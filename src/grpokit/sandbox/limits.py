@@ -16,6 +16,10 @@ class Limits:
     max_file_mb: largest file it may write, stdout and stderr included (RLIMIT_FSIZE);
         going past it kills the program.
     max_open_files: RLIMIT_NOFILE.
+    total_s: wall-clock seconds for all stdin/stdout cases of one program together
+        (default: 3 x wall_s); past it the remaining cases are not run and the program
+        scores 0, so a program that sleeps just under wall_s per case cannot hold a
+        worker for cases x wall_s.
     """
 
     wall_s: float = 5.0
@@ -23,6 +27,7 @@ class Limits:
     max_processes: int = 32
     max_file_mb: float = 8.0
     max_open_files: int = 64
+    total_s: float | None = None
 
     def __post_init__(self) -> None:
         checks = [
@@ -31,6 +36,7 @@ class Limits:
             (self.max_processes >= 1, "max_processes must be >= 1"),
             (self.max_file_mb > 0, "max_file_mb must be > 0"),
             (self.max_open_files >= 16, "max_open_files must be >= 16"),
+            (self.total_s is None or self.total_s >= self.wall_s, "total_s must be None or >= wall_s"),
         ]
         for ok, message in checks:
             if not ok:

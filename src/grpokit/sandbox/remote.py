@@ -9,6 +9,9 @@ an object that claims to equal everything cannot pass an `==` assertion.
 from __future__ import annotations
 
 import builtins
+import os
+import select
+import time
 
 from grpokit.sandbox import codec
 
@@ -36,55 +39,114 @@ def _exception(name: str, message: str) -> BaseException:
         return SandboxedException(f"{name}: {message}")
 
 
-class Conn:
-    """The request/response pipe pair to one sandboxed process."""
+# Reply shapes the grader accepts, per request: anything else is the program
+# breaking the protocol (its failure, scored 0), never a signal to the grader.
+_VALUE_KEYS = ({"v"}, {"ref", "callable"}, {"exc", "msg"})
+_CALL_KEYS = tuple(keys | {"back"} for keys in _VALUE_KEYS)
+_REPLY_KEYS = {"call": (*_VALUE_KEYS, *_CALL_KEYS), "next": (*_VALUE_KEYS, {"stop"})}
 
-    def __init__(self, req_fd: int, resp_fd: int) -> None:
+
+class Conn:
+    """The request/response pipe pair to one sandboxed process, with the run's deadline.
+
+    Every wait for the program is bounded by `deadline` (time.monotonic()): a
+    program that does not answer in time is marked lost (`timed_out`), and the
+    test code sees no exception of ours it could swallow; the grader checks
+    `lost` after each test.
+    """
+
+    def __init__(self, req_fd: int, resp_fd: int, deadline: float | None = None) -> None:
         self.req_fd, self.resp_fd = req_fd, resp_fd
+        self.deadline = deadline
         self.lost: str | None = None
+        self.timed_out = False
+        self.max_reply = codec.MAX_REPLY
+        if deadline is not None:
+            os.set_blocking(req_fd, False)
+            os.set_blocking(resp_fd, False)
+
+    def _fail(self, why: str, timed_out: bool = False) -> Lost:
+        if self.lost is None:
+            self.lost, self.timed_out = why, timed_out
+        return Lost(self.lost)
+
+    def _wait(self, fd: int, events: int) -> None:
+        if self.deadline is None:
+            return
+        poller = select.poll()
+        poller.register(fd, events)
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise self._fail("wall-clock limit reached while waiting for the program", timed_out=True)
+            if poller.poll(left * 1000 + 1):
+                return
+
+    def _read_exact(self, n: int) -> bytes:
+        chunks = []
+        while n:
+            try:
+                chunk = os.read(self.resp_fd, min(n, 1 << 20))
+            except BlockingIOError:
+                self._wait(self.resp_fd, select.POLLIN)
+                continue
+            if not chunk:
+                raise EOFError("peer closed the channel")
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
 
     def recv(self):
         if self.lost:
             raise Lost(self.lost)
         try:
-            return codec.read_frame(self.resp_fd)
-        except (EOFError, OSError, codec.ProtocolError) as exc:
-            self.lost = f"sandboxed process stopped answering: {exc}"
-            raise Lost(self.lost) from None
+            (size,) = codec.HEADER.unpack(self._read_exact(codec.HEADER.size))
+            if size > self.max_reply:
+                raise codec.ProtocolError(f"reply of {size} bytes exceeds the {self.max_reply}-byte cap")
+            return codec.loads(self._read_exact(size))
+        except (EOFError, OSError, codec.ProtocolError, MemoryError) as exc:
+            raise self._fail(f"sandboxed process stopped answering: {exc}") from None
+
+    def _send(self, message: dict) -> None:
+        data = memoryview(codec.dumps(message))
+        while data:
+            try:
+                data = data[os.write(self.req_fd, data):]
+            except BlockingIOError:
+                self._wait(self.req_fd, select.POLLOUT)
 
     def request(self, message: dict):
         if self.lost:
             raise Lost(self.lost)
         try:
-            codec.write_frame(self.req_fd, message)
+            self._send(message)
         except OSError as exc:
-            self.lost = f"sandboxed process is gone: {exc}"
-            raise Lost(self.lost) from None
+            raise self._fail(f"sandboxed process is gone: {exc}") from None
         reply = self.recv()
-        if not isinstance(reply, dict):
-            self.lost = "malformed reply"
-            raise Lost(self.lost)
+        allowed = _REPLY_KEYS.get(message["op"], _VALUE_KEYS)
+        if not isinstance(reply, dict) or set(reply) not in allowed:
+            raise self._fail(f"malformed reply to {message['op']!r}")
         return reply
 
     def unwrap(self, reply: dict):
         if "exc" in reply:
-            raise _exception(reply.get("exc"), str(reply.get("msg", ""))[:500])
-        if reply.get("stop") is True:
-            raise StopIteration
+            name, msg = reply["exc"], reply["msg"]
+            if not (isinstance(name, str) and isinstance(msg, str)):
+                raise self._fail("malformed exception reply")
+            raise _exception(name, msg[:500])
+        if "stop" in reply:
+            if reply["stop"] is not True:
+                raise self._fail("malformed stop reply")
+            raise StopIteration  # only ever reached from Remote.__next__ (see _REPLY_KEYS)
         if "ref" in reply:
             ref = reply["ref"]
-            if type(ref) is not int:
-                self.lost = "malformed reference"
-                raise Lost(self.lost)
-            return Remote(self, ref, bool(reply.get("callable")))
-        if "v" in reply:
-            try:
-                return codec.decode(reply["v"])
-            except codec.ProtocolError as exc:
-                self.lost = f"malformed value: {exc}"
-                raise Lost(self.lost) from None
-        self.lost = "malformed reply"
-        raise Lost(self.lost)
+            if type(ref) is not int or type(reply["callable"]) is not bool:
+                raise self._fail("malformed reference")
+            return Remote(self, ref, reply["callable"])
+        try:
+            return codec.decode(reply["v"])
+        except (codec.ProtocolError, MemoryError, RecursionError) as exc:
+            raise self._fail(f"malformed value: {exc}") from None
 
 
 def _arg(value):
@@ -114,7 +176,10 @@ class Remote:
         back = [i for i, a in enumerate(args) if type(a) in (list, dict, set)]
         reply = self._conn.request({"op": "call", "ref": self._ref, "args": enc_args, "kwargs": enc_kwargs, "back": back})
         result = self._conn.unwrap(reply)
-        for item in reply.get("back", ()):
+        back = reply.get("back", [])
+        if type(back) is not list:
+            raise self._conn._fail("malformed reply to 'call'")
+        for item in back:
             _write_back(args, item)
         return result
 

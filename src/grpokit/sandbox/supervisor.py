@@ -26,9 +26,10 @@ import time
 
 from grpokit.sandbox import child as child_mod
 from grpokit.sandbox import codec
-from grpokit.sandbox.isolation import CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, set_name, unshare
+from grpokit.sandbox.isolation import CLONE_NEWIPC, CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, set_name, unshare
 from grpokit.sandbox.grader import grade_functions
 from grpokit.sandbox.remote import Conn
+from grpokit.sandbox.rundir import remove_owned_by
 
 _TAIL = 2000
 
@@ -75,6 +76,7 @@ class Supervisor:
         self.limits = job["limits"]
         self.wall = float(self.limits["wall_s"])
         self.runs: list[_Run] = []
+        self.ipc = CLONE_NEWIPC if iso.get("ipc_namespace") else 0  # a fresh SysV IPC namespace per run
 
     # ---- spawning -------------------------------------------------------
     def _report(self, message: dict) -> None:
@@ -84,6 +86,7 @@ class Supervisor:
         run = {
             "index": index,
             "workdir": self.workdir,
+            "home": self.job["home"],
             "uid": self.uid,
             "limits": self.limits,
             "stdin_path": os.path.join(self.workdir, f"stdin-{index}") if self.job["mode"] == "io" else None,
@@ -106,7 +109,7 @@ class Supervisor:
         elif self.job["mode"] == "function":
             # The one run becomes init of a fresh PID namespace: killing it kills all of it.
             # (After that init dies this process can fork no more, hence launchers for io cases.)
-            unshare(CLONE_NEWPID)
+            unshare(CLONE_NEWPID | self.ipc)
             pid = os.fork()
             if pid == 0:
                 child()
@@ -127,7 +130,7 @@ class Supervisor:
             try:
                 os.close(r)
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-                unshare(CLONE_NEWPID)
+                unshare(CLONE_NEWPID | self.ipc)
                 pid = os.fork()
                 if pid == 0:
                     os.close(w)
@@ -158,22 +161,30 @@ class Supervisor:
         self.spawn(0, (req_r, resp_w), lambda: child_mod.run_module(program, req_r, resp_w))
         os.close(req_r)
         os.close(resp_w)
-        return grade_functions(Conn(req_w, resp_r), self.read_secret().get("tests", []), self.wall)
+        deadline = time.monotonic() + self.wall
+        return grade_functions(Conn(req_w, resp_r, deadline), self.read_secret(), self.wall)
 
     # ---- stdin/stdout mode ----------------------------------------------
     def run_io(self) -> dict:
         inputs = self.job.get("inputs", [])
         program = self.job["program"]
         got = []
+        budget = io_budget_s(self.limits, len(inputs))
+        budget_end, budget_spent = time.monotonic() + budget, False
         for i, text in enumerate(inputs):
+            left = budget_end - time.monotonic()
+            if left <= 0:
+                budget_spent = True  # the rest are not run: the program fails as a whole
+                break
             path = os.path.join(self.workdir, f"stdin-{i}")
             fd = child_mod.create_fresh(path)
             with open(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
                 fh.write(text)
             os.chmod(path, 0o644)
             run = self.spawn(i, (), lambda: child_mod.run_script(program))
-            status = run.reap(self.wall)
+            status = run.reap(min(self.wall, left))
             if status is None:
+                budget_spent = budget_spent or left < self.wall
                 run.kill()
                 run.reap()
                 got.append(("timeout", None))
@@ -185,17 +196,22 @@ class Supervisor:
             self._sweep(run)
         expected = self.read_secret().get("outputs", [])
         flags, first_error = [], None
+        ran = len(got)
+        got += [("timeout", None)] * (len(expected) - ran)
         for (status, output), want in zip(got, expected):
             ok = status == "ok" and _same_output(output, want)
             flags.append(ok)
             if not ok and first_error is None:
                 first_error = status if status != "ok" else "wrong output"
         passed = sum(flags)
+        if budget_spent:
+            first_error = f"timeout: the program's {budget:g}s for all its cases ran out"
         return {
-            "status": "passed" if passed == len(expected) else ("timeout" if first_error == "timeout" else "failed"),
+            "status": "timeout" if budget_spent or first_error == "timeout" else
+                      ("passed" if passed == len(expected) else "failed"),
             "passed": passed,
             "total": len(expected),
-            "all_ran": len(got) == len(expected),
+            "all_ran": ran == len(expected),
             "error": first_error,
             "tests": flags,
         }
@@ -212,9 +228,8 @@ class Supervisor:
             self._sweep(run)
         if not self.iso.get("pid_namespace"):
             _kill_orphans()
-        _remove_dir(self.workdir)
         if self.iso.get("private_tmp") and self.uid is not None:
-            _remove_owned_by(self.uid)
+            remove_owned_by(self.uid)
 
     def tails(self) -> tuple[str, str]:
         out = err = ""
@@ -223,6 +238,13 @@ class Supervisor:
             out = _tail(os.path.join(self.workdir, f"stdout-{index}"))
             err = _tail(os.path.join(self.workdir, f"stderr-{index}"))
         return out, err
+
+
+def io_budget_s(limits: dict, cases: int) -> float:
+    """Seconds all stdin/stdout cases of one program may take together (Limits.total_s)."""
+    wall = float(limits["wall_s"])
+    total = limits.get("total_s")
+    return min(wall * max(1, cases), float(total) if total is not None else 3 * wall)
 
 
 def _script_status(status: int) -> tuple[str, None]:
@@ -281,45 +303,6 @@ def _tail(path: str) -> str:
     return read_run_file(path, _TAIL, tail=True).decode("utf-8", "replace")
 
 
-def _remove_dir(path: str) -> None:
-    """rm -rf, never following links (no shutil: see PRELOAD in zygote.py on memory)."""
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        entries = []
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                _remove_dir(entry.path)
-            else:
-                os.unlink(entry.path)
-        except (OSError, RecursionError):
-            pass
-    try:
-        os.rmdir(path)
-    except OSError:
-        pass
-
-
-def _remove_owned_by(uid: int) -> None:
-    """Delete what the run left in the shared scratch dirs (private to the zygote; the uid is the run's own)."""
-    for base in ("/tmp", "/var/tmp", "/dev/shm"):
-        try:
-            entries = list(os.scandir(base))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    _remove_dir(entry.path)
-                else:
-                    os.unlink(entry.path)
-            except OSError:
-                pass
-
-
 def _children(ppid: int) -> list[int]:
     kids = []
     for entry in os.listdir("/proc"):
@@ -361,9 +344,6 @@ def supervise(job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | N
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         prctl(PR_SET_CHILD_SUBREAPER, 1)
         set_name("grpokit-super")
-        os.makedirs(workdir, mode=0o700)
-        if uid is not None:
-            os.chown(workdir, uid, uid)
         sup = Supervisor(job, secret_fd, report_fd, iso, uid, workdir)
         try:
             outcome = sup.run_io() if job["mode"] == "io" else sup.run_functions()
@@ -375,7 +355,6 @@ def supervise(job: dict, secret_fd: int, report_fd: int, iso: dict, uid: int | N
         codec.write_frame(report_fd, outcome)
     except BaseException as exc:
         try:
-            _remove_dir(workdir)
             codec.write_frame(report_fd, {"op": "result", "status": "sandbox_error", "passed": 0, "total": 0,
                                           "all_ran": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
         except BaseException:

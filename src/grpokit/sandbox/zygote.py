@@ -31,8 +31,9 @@ import sys
 import time
 
 from grpokit.sandbox import child as child_mod
-from grpokit.sandbox import codec, grader, isolation
-from grpokit.sandbox.supervisor import _remove_dir, _remove_owned_by, _tail, supervise  # loaded before forking
+from grpokit.sandbox import codec, grader, isolation, syscalls
+from grpokit.sandbox.rundir import empty_home, make_home, make_run_dir, remove_owned_by, remove_tree
+from grpokit.sandbox.supervisor import _tail, io_budget_s, supervise  # loaded before forking
 
 # Modules generated programs import all the time (HumanEval prompts start with
 # `from typing import List`): loaded once here, free after fork. Kept short on
@@ -97,6 +98,9 @@ class Zygote:
         os.environ.clear()
         os.environ.update(child_mod.SCRUBBED_ENV)
         self.iso = isolation.setup_zygote(want)
+        child_mod.SYSCALL_FILTER = syscalls.Filter(self.iso.seccomp_bpf) if self.iso.seccomp_bpf else None
+        child_mod.RUN_SCOPE = self.iso.run_scope
+        self.clone_flags = isolation.CLONE_NEWIPC if self.iso.ipc_namespace else 0
         isolation.prctl(isolation.PR_SET_PDEATHSIG, signal.SIGKILL)
         isolation.set_name("grpokit-zygote")
         self.tmp = os.path.join("/tmp", f"grpokit-sandbox-{os.getpid()}-{os.urandom(4).hex()}")
@@ -104,6 +108,10 @@ class Zygote:
         os.chmod(self.tmp, 0o711)  # runs as other uids must reach their own subdirectory
         # A block of uids nobody else uses, one per worker slot (see isolation.apply_limits).
         self.uid_base = 1_000_000_000 + (os.getpid() % 10_000_000) * 64 if self.iso.uid_drop else None
+        # Each slot's home (its runs' cwd): a capped tmpfs, mounted once, emptied after every run.
+        self.homes = {slot: os.path.join(self.tmp, f"home-{slot}") for slot in range(workers)}
+        for slot, path in self.homes.items():
+            make_home(path, None if self.uid_base is None else self.uid_base + slot, self.iso.root)
         self.cgroups = isolation.MemoryCgroups(workers) if self.iso.uid_drop else None
         self.iso.memory_cgroup = bool(self.cgroups and self.cgroups.paths)
         if self.iso.uid_drop and not self.iso.memory_cgroup:
@@ -183,15 +191,24 @@ class Zygote:
             self.counter += 1
             workdir = os.path.join(self.tmp, f"run-{self.counter}")
             uid = None if self.uid_base is None else self.uid_base + slot
-            runs = max(1, len(job.get("inputs") or ()))
+            limits = job["limits"]
+            seconds = float(limits["wall_s"]) if job["mode"] == "function" else \
+                io_budget_s(limits, len(job.get("inputs") or ()))
             state = {
                 "job": job, "slot": slot, "uid": uid, "workdir": workdir, "start": time.monotonic(),
-                "result": None, "pids": set(), "pid": None,
+                "result": None, "pids": set(), "pid": None, "kind": None,
                 # Supervisors and graders enforce the limits; this is the backstop if they cannot.
-                "deadline": time.monotonic() + float(job["limits"]["wall_s"]) * runs + 2.0,
+                "deadline": time.monotonic() + seconds + 2.0,
             }
-            if self.cgroups is not None:
-                job["cgroup"] = self.cgroups.prepare(slot, job["limits"]["memory_mb"])
+            try:
+                if self.cgroups is not None:
+                    job["cgroup"] = self.cgroups.prepare(slot, limits["memory_mb"])
+                job["home"] = self.homes[slot]
+                make_run_dir(workdir)
+            except OSError as exc:
+                # Our side failed (out of memory, descriptors, space): the job is unjudged, the zygote lives on.
+                self._unstarted(state, memfd, [], exc)
+                continue
             if self.fast and job["mode"] == "function":
                 self._start_fast(state, memfd)
             else:
@@ -199,14 +216,19 @@ class Zygote:
 
     def _start_fast(self, state: dict, memfd: int) -> None:
         job, workdir, uid = state["job"], state["workdir"], state["uid"]
-        os.mkdir(workdir, 0o700)
-        if uid is not None:
-            os.chown(workdir, uid, uid)
-        req_r, req_w = os.pipe()
-        resp_r, resp_w = os.pipe()
-        run = {"index": 0, "workdir": workdir, "uid": uid, "limits": job["limits"], "stdin_path": None,
+        run = {"index": 0, "workdir": workdir, "home": job["home"], "uid": uid, "limits": job["limits"],
+               "stdin_path": None,
                "root": self.iso.root, "cgroup": job.get("cgroup")}
-        pid = isolation.clone_pid_namespace()
+        fds: list[int] = []
+        try:
+            req_r, req_w = os.pipe()
+            fds += (req_r, req_w)
+            resp_r, resp_w = os.pipe()
+            fds += (resp_r, resp_w)
+            pid = isolation.clone_pid_namespace(self.clone_flags)
+        except OSError as exc:
+            self._unstarted(state, memfd, fds, exc)
+            return
         if pid == 0:
             try:
                 child_mod.enter(run, (req_r, resp_w))
@@ -229,8 +251,14 @@ class Zygote:
                 os.close(fd)
 
     def _start_supervised(self, state: dict, memfd: int) -> None:
-        r, w = os.pipe()
-        pid = os.fork()
+        fds: list[int] = []
+        try:
+            r, w = os.pipe()
+            fds += (r, w)
+            pid = os.fork()
+        except OSError as exc:
+            self._unstarted(state, memfd, fds, exc)
+            return
         if pid == 0:
             try:
                 self._become_supervisor(state["job"], memfd, w, state["uid"], state["workdir"])
@@ -304,7 +332,7 @@ class Zygote:
             result["stdout"] = _tail(os.path.join(state["workdir"], "stdout-0"))
             result["stderr"] = _tail(os.path.join(state["workdir"], "stderr-0"))
             if self.iso.private_tmp and state["uid"] is not None:
-                _remove_owned_by(state["uid"])
+                remove_owned_by(state["uid"])
         else:
             self.sel.unregister(fd)
             os.close(fd)
@@ -319,9 +347,19 @@ class Zygote:
         result.setdefault("all_ran", False)
         result.update(op="result", id=state["job"]["id"])
         result.setdefault("duration_s", time.monotonic() - state["start"])
-        _remove_dir(state["workdir"])
+        remove_tree(state["workdir"])
+        empty_home((self.iso.root or "") + self.homes[state["slot"]])  # the path the run saw
         self.free.append(state["slot"])
         self.send(result)
+
+    def _unstarted(self, state: dict, memfd: int, fds: list[int], exc: OSError) -> None:
+        """A job our side could not start: answered as a sandbox error (None), the zygote lives on."""
+        for fd in (memfd, *fds):
+            os.close(fd)
+        remove_tree(state["workdir"])
+        self.free.append(state["slot"])
+        self.send({"op": "result", "id": state["job"]["id"], "status": "sandbox_error", "passed": 0, "total": 0,
+                   "all_ran": False, "error": f"could not start the run: {exc}"})
 
     def _abort(self, fd: int, status: str, error: str) -> None:
         state = self.active[fd]
@@ -371,7 +409,7 @@ class Zygote:
                 elif key.fd in self.active:
                     self.on_report(key.fd)
             self.check_deadlines()
-        _remove_dir(self.tmp)
+        remove_tree(self.tmp)
         if self.cgroups is not None:
             self.cgroups.close()
 
