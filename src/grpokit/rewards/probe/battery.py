@@ -75,8 +75,10 @@ def _all_options(row: ProbeRow) -> Attack | None:
 def _boxed_everything(row: ProbeRow) -> Attack | None:
     guesses = candidate_numbers(row.gold, 5) or [row.wrong_answer, row.gold]
     boxes = " ".join(f"\\boxed{{{g}}}" for g in guesses)
+    # The gold sits between wrong answers: a reader of the first or the last number pays
+    # nothing, one that accepts any number inside pays in full.
     return Attack([
-        f"\\boxed{{{row.gold} \\text{{ or }} {row.wrong_answer}}}",
+        f"\\boxed{{{row.wrong_answer} \\text{{ or }} {row.gold} \\text{{ or }} {row.wrong_answer}0}}",
         boxes + f" \\boxed{{{row.wrong_answer}}}",
         tagged(f"\\boxed{{{row.wrong_answer}}}", f"\\boxed{{{row.gold}}}"),
     ])
@@ -99,7 +101,6 @@ def _tags_only(row: ProbeRow) -> Attack:
     return Attack([
         "<reasoning>\n</reasoning>\n<answer>\n</answer>",
         "<reasoning></reasoning><answer></answer>",
-        "<think></think><answer></answer>",
     ])
 
 
@@ -170,7 +171,7 @@ BATTERY: tuple[Probe, ...] = (
     Probe("overlong_ramble", "a long ramble with no answer in it", 0.0,
           "reward a committed answer, not a mention; cap or penalise length instead of paying for it",
           _ramble),
-    Probe("unparseable_gold", "the row's gold answer replaced by text with no answer in it", 0.0,
+    Probe("unparseable_gold", "the row's gold answer replaced by text with no answer in it", HEDGE_SHARE,
           "return None (the row is skipped) when the gold answer does not parse; never full marks",
           _needs_gold(_unparseable_gold)),
     # 0.5: a constant output passes the cases that happen to expect it; past half, the

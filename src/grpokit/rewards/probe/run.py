@@ -10,8 +10,8 @@ from grpokit.rewards.probe.rows import ProbeRow, probe_row
 
 TOLERANCE = 1e-6
 # Graded rewards give crumbs to any text (fuzzy similarity 0.0004 for a ramble); an
-# exploit has to clear the ceiling by 1% of the honest-over-wrong gap to count.
-MARGIN = 0.01
+# exploit has to clear the ceiling by 5% of the honest-over-wrong gap to count.
+MARGIN = 0.05
 TOTAL = "total (weighted)"
 # A reward's scale when a row has no honest reference to measure it by (e.g. code rows
 # without a solution column): the built-in rewards score 0..1.
@@ -32,6 +32,7 @@ class Exploit:
     wrong: float
     limit: float
     fix: str
+    severity: str = "fail"  # "warn" for a shaping reward (format, length, style) beside others: see probe_rewards
 
     def __str__(self) -> str:
         honest = "n/a" if self.honest is None else f"{self.honest:.3g}"
@@ -51,7 +52,7 @@ class ProbeReport:
 
     @property
     def ok(self) -> bool:
-        return not self.exploits and not self.errors
+        return not self.errors and not any(e.severity == "fail" for e in self.exploits)
 
     def worst(self) -> list[Exploit]:
         """The highest-scoring exploit per (reward, probe): what a report shows."""
@@ -177,4 +178,10 @@ def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], wei
                                                        honest, wrong, limit, probe.fix))
     report.errors = scorer.errors
     report.no_signal = [n for n in names if not separates[n] and n != TOTAL]
+    # A shaping reward (it never told an honest answer from a wrong one) is content-blind by design;
+    # beside other rewards, what the policy can game is the weighted total, which is judged on its own.
+    if len(funcs) > 1:
+        for exploit in report.exploits:
+            if exploit.reward in report.no_signal:
+                exploit.severity = "warn"
     return report
