@@ -44,6 +44,9 @@ class DataConfig:
     max_samples: use only the first N rows of the source (before the split).
     seed: seeds the split and the synthetic generators.
     split: the split of an `hf:` data set to read (`train`, `test[:500]`, ...).
+    drop_zero_variance_after: stop training on a prompt after this many of its
+        groups had zero reward variance (DAPO-style dynamic sampling; one process
+        only; see grpokit.data.zero_variance). Unset (the default) keeps every prompt.
     """
 
     source: str = "synthetic:arithmetic"
@@ -56,6 +59,7 @@ class DataConfig:
     max_samples: int | None = None
     seed: int = 42
     split: str = "train"
+    drop_zero_variance_after: int | None = None
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -89,6 +93,9 @@ def check_fields(cfg: DataConfig) -> None:
         raise ConfigError(f"data.seed must be an integer, not {cfg.seed!r}")
     if not isinstance(cfg.split, str) or not cfg.split:
         raise ConfigError("data.split must name a split, e.g. `train`")
+    from grpokit.data.zero_variance import check_after
+
+    check_after(cfg.drop_zero_variance_after)
 
 
 @dataclass(frozen=True)
