@@ -3,7 +3,8 @@
     checks = run_doctor("configs/math.yaml")      # list[Check]; any "fail" -> exit 1
 
 Checks the environment against what the config needs, the config itself, a
-memory estimate, the data set's token lengths against the limits, and a probe:
+memory estimate, the data set's token lengths against the limits, the rewards
+against adversarial completions (doctor_exploits.py), and a probe:
 a few prompts, num_generations completions each, scored with the configured
 rewards -- the share of groups with zero reward variance and of truncated
 completions is exactly what training will see at step 1.
@@ -348,8 +349,9 @@ def _prompt_as_text(tokenizer: Any, prompt: Any) -> str:
 
 
 def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] = (), *, probe: bool = True,
-               probe_prompts: int = 4, length_rows: int = 200) -> list[Check]:
-    """All checks. Raises ConfigError for a config that does not load (the CLI maps it to exit 2)."""
+               probe_prompts: int = 4, length_rows: int = 200, exploits: bool = True) -> list[Check]:
+    """All checks. Raises ConfigError for a config that does not load (the CLI maps it to exit 2).
+    `exploits`: probe the rewards with adversarial completions from the data's rows (doctor_exploits)."""
     if config_path is None:
         checks = check_environment({})
         from grpokit.optional import available
@@ -393,6 +395,10 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
         raise  # bad data is bad input: exit 2 with the message that names the file and line
     except Exception as exc:
         return checks + [Check("config", "data", "fail", str(exc), "fix the data: section")]
+    if exploits:
+        from grpokit.doctor_exploits import exploit_checks
+
+        checks += exploit_checks(cfg, rows)
     try:
         model, tokenizer = _load_model(cfg)
     except Exception as exc:

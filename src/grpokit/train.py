@@ -18,6 +18,7 @@ from grpokit import checkpoints as ckpts
 from grpokit import profiles
 from grpokit.checkpointing_names import quiet_model_alias
 from grpokit.config import RunConfig, RewardSpec, StageConfig, dump_yaml, effective_training
+from grpokit.data import zero_variance
 from grpokit.errors import ConfigError, RunError
 from grpokit.ranks import is_main_process
 from grpokit.train_callbacks import MetricsCallback, RewardRecorder, trim_metrics
@@ -212,6 +213,8 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
         model.enable_input_require_grads()
     held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None)
     use_eval = args.eval_strategy != "no" and eval_set is not None
+    # Online zero-variance filter (data.drop_zero_variance_after); a no-op when unset.
+    dropper, funcs, train_set = zero_variance.setup(cfg, args, funcs, weights, train_set)
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=funcs,
@@ -228,6 +231,7 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
             *callbacks,
         ],
     )
+    zero_variance.attach(dropper, trainer)
     for cb in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(cb)  # our progress line replaces them
     try:

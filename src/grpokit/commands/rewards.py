@@ -4,6 +4,7 @@
     grpokit rewards describe numeric_match
     grpokit rewards test samples.jsonl --reward numeric_match:rel_tol=0.01 --reward repetition_penalty
     grpokit rewards test samples.jsonl --preset math_reasoning --json
+    grpokit rewards probe configs/cpu-demo.yaml      # adversarial completions vs every reward; exit 1 if gamed
 
 A samples file is JSONL, one object per line: `completion` (a string or a
 message list), any columns the rewards read (answer, tests, schema, reference,
@@ -192,6 +193,7 @@ def _run(action) -> None:
 def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Reward functions: list them, read their docs, try them on samples.", no_args_is_help=True)
     app.add_typer(group, name="rewards")
+    register_probe(group)
 
     @group.command("list")
     def list_command(
@@ -228,3 +230,29 @@ def register(app: typer.Typer) -> None:
         (Sampling fresh completions from a model is not built in: write them to the JSONL first.)
         """
         _run(lambda: _with_imports(imports, lambda: _test(samples, reward, preset, as_json, limit, rows)))
+
+
+def _probe(config: str, overrides: list[str], rows: int, as_json: bool) -> int:
+    from grpokit.config import load_config
+    from grpokit.rewards.probe.config import data_rows, probe_config, render
+
+    cfg = load_config(config, overrides)
+    results = probe_config(cfg, data_rows(cfg, rows))
+    if as_json:
+        typer.echo(json.dumps({label: report.to_dict() for label, report in results}, indent=2, default=str))
+    else:
+        render(results, typer.echo)
+    return 0 if all(report.ok for _, report in results) else 1
+
+
+def register_probe(group: typer.Typer) -> None:
+    @group.command("probe")
+    def probe_command(
+        config: str = typer.Argument(..., help="YAML run config: its rewards and data are probed."),
+        set_: list[str] = typer.Option([], "--set", help="override a key: --set data.max_samples=50"),
+        rows: int = typer.Option(8, "--rows", min=1, help="Data-set rows to build the probes from."),
+        as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+    ) -> None:
+        """Try adversarial completions (empty, tag spam, prompt echo, hedged answers, hard-coded output, ...)
+        built from the data's rows against every reward. Exit 1 when a reward can be gamed, 2 on a bad config."""
+        _run(lambda: _probe(config, set_, rows, as_json))

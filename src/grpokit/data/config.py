@@ -47,6 +47,9 @@ class DataConfig:
     require_answers: stop loading when any row's gold answer is empty or
         unparsable (blank, NaN, "nan"); by default such rows are counted and
         reported (doctor, start of training) and rewards leave them unscored.
+    drop_zero_variance_after: stop training on a prompt after this many of its
+        groups had zero reward variance (DAPO-style dynamic sampling; one process
+        only; see grpokit.data.zero_variance). Unset (the default) keeps every prompt.
     """
 
     source: str = "synthetic:arithmetic"
@@ -60,6 +63,7 @@ class DataConfig:
     seed: int = 42
     split: str = "train"
     require_answers: bool = False
+    drop_zero_variance_after: int | None = None
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -95,6 +99,9 @@ def check_fields(cfg: DataConfig) -> None:
         raise ConfigError(f"data.require_answers must be true or false, not {cfg.require_answers!r}")
     if not isinstance(cfg.split, str) or not cfg.split:
         raise ConfigError("data.split must name a split, e.g. `train`")
+    from grpokit.data.zero_variance import check_after
+
+    check_after(cfg.drop_zero_variance_after)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,175 @@
+"""One data-set row, seen by the probe: its gold answer, its tests, and two reference completions.
+
+The references fix the scale every exploit is judged on: `honest` is a
+well-formed, correct completion; `wrong` is the same form with a wrong answer.
+A reward that pays an exploit more than `wrong` pays it for something other
+than being right.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from grpokit.completions import prompt_text
+from grpokit.rewards import _answers, _numbers
+
+REASONING = "Let me work through this step by step.\nFirst, I read what the question asks.\nThen I work out the result."
+# Columns a row may carry a worked, correct solution in (code data sets).
+SOLUTION_COLUMNS = ("solution", "canonical_solution", "reference_solution")
+
+
+def tagged(answer: str, reasoning: str = REASONING) -> str:
+    """A completion in the project's default format."""
+    return f"<reasoning>\n{reasoning}\n</reasoning>\n<answer>\n{answer}\n</answer>"
+
+
+@dataclass
+class ProbeRow:
+    index: int
+    prompt: Any                 # as the data set holds it (text or chat messages)
+    columns: dict[str, Any]     # every column but the prompt, as rewards receive them (one value each)
+    gold: str | None = None     # the gold answer as text, when the row has one
+    honest: str | None = None   # a correct completion, when one can be written
+    wrong: str = ""             # the same form, a wrong answer
+    wrong_answer: str = ""
+    letters: str = ""           # option letters when the gold is a multiple-choice letter
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prompt_text(self) -> str:
+        return prompt_text(self.prompt)
+
+
+def probe_row(index: int, row: dict[str, Any]) -> ProbeRow:
+    """Read one data-set row (`prompt` plus reward columns) into a ProbeRow with its references."""
+    columns = {k: v for k, v in row.items() if k != "prompt"}
+    probe = ProbeRow(index=index, prompt=row.get("prompt", ""), columns=columns)
+    options = _answers.gold_options(columns.get("answer"))
+    if options:
+        probe.gold = options[0]
+        probe.letters = "ABCDE" if _answers.gold_letter(probe.gold, "ABCDE") else ""
+        probe.wrong_answer = wrong_answer_for(probe.gold, probe.letters)
+        probe.honest = tagged(probe.gold)
+        probe.wrong = tagged(probe.wrong_answer)
+        return probe
+    solution = next((columns[c] for c in SOLUTION_COLUMNS if isinstance(columns.get(c), str) and columns[c].strip()), None)
+    if columns.get("tests") not in (None, "", []):
+        probe.honest = f"```python\n{solution}\n```" if solution else None
+        probe.wrong = "```python\npass\n```"
+        return probe
+    if columns.get("schema") not in (None, ""):
+        instance = minimal_instance(_load_json(columns["schema"]))
+        probe.honest = None if instance is None else json.dumps(instance)
+        probe.wrong = "I cannot answer in JSON."
+        return probe
+    reference = columns.get("reference")
+    if isinstance(reference, str) and reference.strip():
+        probe.honest = reference.strip()
+        probe.wrong = "This text is about something else entirely, and it says nothing of what was asked."
+        return probe
+    probe.wrong = tagged("I do not know.")
+    return probe
+
+
+def wrong_answer_for(gold: str, letters: str = "") -> str:
+    """An answer of the gold's kind that is not the gold: another letter, another number, other words."""
+    if letters:
+        letter = _answers.gold_letter(gold, letters)
+        return next(c for c in letters if c != letter)
+    value = gold_value(gold)
+    if value is not None:
+        other = value + 7 if abs(value) < 1e15 else value * 2 + 1
+        return str(int(other)) if float(other).is_integer() else f"{other:g}"
+    return "something else entirely" if gold.strip().lower() != "something else entirely" else "nothing"
+
+
+def gold_value(gold: str) -> float | None:
+    """The gold's number when the gold is one (not merely holds one: "Paris 2024" is text)."""
+    if not re.fullmatch(r"[\s$\\{}a-z().,/%+\-\d^]*", gold) or not re.search(r"\d", gold):
+        return None
+    number = _numbers.gold_number(gold)
+    return None if number is None else number.value
+
+
+def candidate_numbers(gold: str, count: int = 10) -> list[str]:
+    """`count` different numbers around the gold, the gold among them (its value, written plainly)."""
+    value = gold_value(gold)
+    if value is None:
+        return []
+    base = int(value) if float(value).is_integer() else value
+    picks = [base + step for step in range(-(count // 2), count - count // 2)]
+    return [str(p) if isinstance(p, int) else f"{p:g}" for p in picks]
+
+
+def _load_json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+_PLAIN = {"string": "text", "integer": 1, "number": 1.5, "boolean": True, "null": None, "array": [], "object": {}}
+
+
+def minimal_instance(schema: Any, depth: int = 0) -> Any:
+    """A small value that the schema accepts, for the common shapes (types, required keys, enums);
+    None when the schema is beyond that (the probe then has no honest reference for the row)."""
+    if not isinstance(schema, dict) or depth > 5:
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), kind[0] if kind else None)
+    if kind == "object" or (kind is None and "properties" in schema):
+        properties = schema.get("properties") or {}
+        out = {}
+        for key in schema.get("required") or []:
+            value = minimal_instance(properties.get(key, {"type": "string"}), depth + 1)
+            if value is None and properties.get(key, {}).get("type") != "null":
+                return None
+            out[key] = value
+        return out
+    if kind == "array":
+        least = int(schema.get("minItems", 0) or 0)
+        item = minimal_instance(schema.get("items", {"type": "string"}), depth + 1)
+        return [item] * least if least and item is not None else ([] if not least else None)
+    if kind == "string":
+        least = int(schema.get("minLength", 0) or 0)
+        return "text" + "x" * max(0, least - 4) if "pattern" not in schema and "format" not in schema else None
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum"))
+        return (int(low) + 1 if low is not None else 1) if kind == "integer" else (float(low) + 1 if low is not None else 1.5)
+    return _PLAIN.get(kind) if kind in _PLAIN else None
+
+
+def entry_point_of(row: ProbeRow) -> str | None:
+    """The function a code row's tests call: its entry_point column, else the first call in the tests."""
+    named = row.columns.get("entry_point")
+    if isinstance(named, str) and named.isidentifier():
+        return named
+    tests = row.columns.get("tests")
+    text = json.dumps(tests) if not isinstance(tests, str) else tests
+    match = re.search(r"assert\s+(?:not\s+)?([A-Za-z_]\w*)\s*\(", text)
+    if match and match.group(1) not in ("isinstance", "len", "abs", "all", "any", "sorted", "set", "list", "round"):
+        return match.group(1)
+    return None
+
+
+def io_cases(row: ProbeRow) -> list[tuple[str, str]]:
+    """(stdin, expected stdout) pairs of a stdin/stdout code row, in the layouts code_execution reads."""
+    tests = _load_json(row.columns.get("tests"))
+    if isinstance(tests, dict):
+        ins = tests.get("input", tests.get("inputs"))
+        outs = tests.get("output", tests.get("outputs"))
+        if isinstance(ins, list) and isinstance(outs, list):
+            return [(str(i), str(o)) for i, o in zip(ins, outs)]
+    if isinstance(tests, list):
+        return [(str(t["input"]), str(t["output"])) for t in tests if isinstance(t, dict) and "input" in t and "output" in t]
+    return []
