@@ -12,7 +12,7 @@ format and correctness rewards through a plain GRPOTrainer, in its own process:
 Generation is fixed-length (min_new_tokens = max_completion_length) so every step does
 the same work. Writes benchmarks/results/cpu_profile.json: median step time per variant
 (first step left out), the speed-up (target >= 1.5x), peak RSS, and the format reward trend
-of the demo run (benchmarks/results/demo.json, which uses the cpu profile).
+of the earlier format-task demo run (benchmarks/results/demo_format_task.json, which uses the cpu profile).
 """
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def main() -> None:
     }
     if med("trl_fp32"):
         result["speedup_cpu_vs_trl_fp32"] = med("trl_fp32") / med("cpu")
-    demo = RESULTS / "demo.json"
+    demo = RESULTS / "demo_format_task.json"
     if demo.is_file():
         d = json.loads(demo.read_text())
         result["format_reward_cpu_profile_demo"] = {"first5": d.get("format_first5"), "last5": d.get("format_last5"),

@@ -52,7 +52,7 @@ def _clipped(ratios):
     [
         # The reported case: 3 steps, 50-75% cut. A short run has no time to recover: alert on step 2.
         ([0.5, 0.75, 0.625], 3, [2]),
-        # The measured demo's first 3 steps (benchmarks/results/demo.json): alert once 2 in a row are high.
+        # The measured demo's first 3 steps (benchmarks/results/demo_format_task.json): alert once 2 in a row are high.
         ([0.375, 0.5, 0.75], 3, [3]),
         # Without the run's length the same 3 logs wait for the long-run patience (10): nothing yet.
         ([0.5, 0.75, 0.625], None, []),
@@ -74,11 +74,11 @@ def test_truncation_alerts_on_short_runs(ratios, expected_logs, alert_steps):
 
 
 def test_measured_demo_run_raises_no_truncation_alert():
-    # The real 30-step CPU demo cuts 50-62% of completions for its first 4 steps, then learns to
+    # The earlier 30-step CPU demo (format task, 96 tokens) cut 50-62% of completions for its first 4 steps, then learned to
     # stop: that is healthy, and skill/healthy-values.md says no alert fired on it.
     from pathlib import Path
 
-    demo = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "demo.json"
+    demo = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "demo_format_task.json"
     metrics = json.loads(demo.read_text())["metrics"]
     alerts = replay(metrics, HealthConfig(max_completion_length=96, expected_logged_steps=len(metrics)))
     assert [(a.rule, a.step) for a in alerts] == []

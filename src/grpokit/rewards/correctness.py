@@ -210,14 +210,23 @@ def _found_number(text: str, take: str):
     return _numbers.answer_values(text)
 
 
-def _numeric_score(text: str, gold: Any, rel_tol: float, abs_tol: float, take: str = "final") -> float | None:
+def _best_credit(text: str, gold: Any, take: str, credit, **settings: Any) -> float | None:
+    """The best `credit(found, target, **settings)` over the acceptable golds; None when no gold has a number."""
     targets = _gold_numbers(gold)
     if not targets:
         return None
     found = _found_number(text, take)
     if found is None:
         return 0.0
-    return 1.0 if any(_numbers.close(found, t, rel_tol, abs_tol) for t in targets) else 0.0
+    return max(credit(found, target, **settings) for target in targets)
+
+
+def _exact_credit(found, target, rel_tol: float, abs_tol: float) -> float:
+    return 1.0 if _numbers.close(found, target, rel_tol, abs_tol) else 0.0
+
+
+def _numeric_score(text: str, gold: Any, rel_tol: float, abs_tol: float, take: str = "final") -> float | None:
+    return _best_credit(text, gold, take, _exact_credit, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
 @register("numeric_closeness", aliases=("numeric_partial",), family=FAMILY)
@@ -247,20 +256,15 @@ def numeric_closeness(tolerance: float = 0.2, max_partial: float = 0.5, column: 
     return GoldReward("numeric_closeness", _closeness_score, column, tolerance=tolerance, max_partial=max_partial, take=take)
 
 
+def _near_credit(found, target, tolerance: float, max_partial: float) -> float:
+    if _numbers.close(found, target, 1e-9, 1e-9):
+        return 1.0
+    error = abs(found.value - target.value) / max(abs(target.value), 1.0)
+    return max_partial * max(0.0, 1.0 - error / tolerance)
+
+
 def _closeness_score(text: str, gold: Any, tolerance: float, max_partial: float, take: str) -> float | None:
-    targets = _gold_numbers(gold)
-    if not targets:
-        return None
-    found = _found_number(text, take)
-    if found is None:
-        return 0.0
-    best = 0.0
-    for target in targets:
-        if _numbers.close(found, target, 1e-9, 1e-9):
-            return 1.0
-        error = abs(found.value - target.value) / max(abs(target.value), 1.0)
-        best = max(best, max_partial * max(0.0, 1.0 - error / tolerance))
-    return best
+    return _best_credit(text, gold, take, _near_credit, tolerance=tolerance, max_partial=max_partial)
 
 
 # ----------------------------------------------------------- math equivalence
