@@ -47,7 +47,7 @@ def train_one(arm: str, seed: int, steps: int, out: Path) -> dict:
     """One demo training in this process (the subprocess side); returns its summary."""
     from grpokit.demo import run_demo
 
-    return run_demo(steps=steps, output_dir=str(out), evaluate=False, seed=seed, single_stage=(arm == "single"))
+    return run_demo(steps=steps, output_dir=str(out), evaluate=False, seed=seed, staged=(arm == "staged"))
 
 
 def held_out_sets(n: int) -> dict[str, list[dict]]:

@@ -128,3 +128,9 @@ def test_held_out_accuracy_panel_first_when_logged(tmp_path):
             fh.write(json.dumps(rec) + "\n")
     paths = write_report(tmp_path)
     assert paths["png"].stat().st_size > 0 and "finished" in paths["html"].read_text()
+    # The report reads the run directory, held-out records included (not only the training logs).
+    from grpokit.diagnose import load_run
+
+    run = load_run(tmp_path)
+    assert len(run.curve_metrics) == len(run.train_metrics) + 3
+    assert panels(run.curve_metrics, hc)[0].title == "held-out accuracy"

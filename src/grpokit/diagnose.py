@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grpokit.health_rules import HealthConfig, expected_logged_steps, finite, is_train_log, replay
+from grpokit.health_rules import HealthConfig, expected_logged_steps, finite, is_held_out_log, is_train_log, replay
 from grpokit.symptoms import BY_RULE, SYMPTOMS, Symptom, to_markdown  # noqa: F401  (to_markdown re-exported)
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
@@ -50,6 +50,11 @@ class RunData:
     @property
     def train_metrics(self) -> list[dict[str, Any]]:
         return [r for r in self.metrics if is_train_log(r)]
+
+    @property
+    def curve_metrics(self) -> list[dict[str, Any]]:
+        """Training logs and held-out evaluation records, in the order they were written."""
+        return [r for r in self.metrics if is_train_log(r) or is_held_out_log(r)]
 
     @property
     def finished(self) -> bool:

@@ -413,6 +413,11 @@ def is_train_log(logs: dict[str, Any]) -> bool:
     return any(key in logs for key in ("loss", "reward", "reward_std", "grad_norm"))
 
 
+def is_held_out_log(logs: dict[str, Any]) -> bool:
+    """True for a held-out evaluation record (grpokit.evaluate.during: `eval/` keys only)."""
+    return any(key.startswith("eval/") for key in logs) and not is_train_log(logs)
+
+
 def expected_logged_steps(max_steps: Any, logging_steps: Any) -> int | None:
     """How many training logs a run of `max_steps` writes (None when its length is not known yet)."""
     total, every = finite(max_steps), finite(logging_steps)

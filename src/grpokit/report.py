@@ -92,8 +92,8 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
     # Held-out accuracy during training (eval: every N steps): what the run is for, drawn when logged.
     held_out = [k for k in ("eval/accuracy", "eval/reward") if any(k in r for r in records)]
     if held_out:
-        chosen.insert(0, Panel("held-out accuracy (prompts never trained on)", held_out[:1] if "eval/accuracy" in held_out
-                               else held_out, None, "should rise; flat while reward rises means reward hacking",
+        chosen.insert(0, Panel("held-out accuracy", held_out[:1] if "eval/accuracy" in held_out
+                               else held_out, None, "unseen prompts; should rise",
                                from_zero=True))
     # Runs logged before these metrics existed do not get two empty panels.
     if any("step_time" in r for r in records):
@@ -118,8 +118,8 @@ def plot_curves(run: RunData, path: str | Path, hc: HealthConfig | None = None,
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    records = run.train_metrics
-    hc = hc or health_config_for(run.config, records)
+    records = run.curve_metrics
+    hc = hc or health_config_for(run.config, run.train_metrics)
     alerts = _alert_steps(run)
     for f in findings or []:
         if f.first_step is not None:
