@@ -244,8 +244,9 @@ def numeric_closeness(tolerance: float = 0.2, max_partial: float = 0.5, column: 
     - `max_partial` (default 0.5): the most a wrong answer can earn (< 1).
     - `take`: `final` (default) or `first`, read as in `numeric_match`.
 
-    The number is found as in `numeric_match`. A row whose gold holds no number
-    gets None; a completion with no number scores 0.0.
+    The number is found as in `numeric_match`. Reads the `answer` column (or
+    `column`); a row whose gold holds no number gets None; a completion with no
+    number scores 0.0.
     """
     _check_take("numeric_closeness", take)
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not (0 < tolerance < math.inf):
