@@ -25,6 +25,7 @@ from grpokit.data import DataConfig
 from grpokit.errors import ConfigError
 from grpokit.evaluate.config import EvalConfig, check_eval
 from grpokit.plugins import load_imports, resolve_paths
+from grpokit.tools.config import EnvironmentConfig, ToolSpec, check_tools
 
 PROFILES = ("cpu", "memory", "vllm", "unsloth", "none")
 BACKENDS = ("auto", "transformers", "unsloth")
@@ -89,6 +90,8 @@ class RunConfig:
     stages: list[StageConfig] = field(default_factory=list)
     health: dict[str, Any] = field(default_factory=dict)
     eval: EvalConfig = field(default_factory=EvalConfig)  # held-out accuracy during training
+    tools: list[ToolSpec] = field(default_factory=list)  # tools the model may call (grpokit.tools)
+    environment: EnvironmentConfig = field(default_factory=EnvironmentConfig)  # turn limit, chat template
     output_dir: str | None = None  # None means runs/<name>
 
     @property
@@ -435,6 +438,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
         where = "training" if stage is None else f"stages[{stage.name}] training"
         check_batch(effective_training(cfg, stage), where)
     _check_health(cfg.health)
+    check_tools(cfg.tools, cfg.environment, effective_training(cfg), cfg.data.conversational)
     check_eval(cfg.eval, cfg.data.eval_size)
     if check_data:
         from grpokit.data import validate_data
