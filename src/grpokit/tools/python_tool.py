@@ -10,6 +10,7 @@ Like a notebook, a final bare expression is printed.
 """
 from __future__ import annotations
 
+from grpokit.sandbox.supervisor import _TAIL as SANDBOX_KEPT_BYTES
 from grpokit.tools.registry import ToolError, register_tool
 
 # Runs inside the sandbox. The model's cells are Python literals spliced in with repr(),
@@ -87,7 +88,7 @@ class PythonTool:
         if not isinstance(code, str) or not code.strip():
             raise ToolError("give the Python code to run in the `code` argument")
         result = self._run(harness(self.cells, code))
-        output = (result.stdout + result.stderr).strip()
+        output = (_with_cut_note(result.stdout) + _with_cut_note(result.stderr)).strip()
         if result.status in ("cancelled", "sandbox_error"):
             raise ToolError(f"the sandbox could not run the code ({result.error}); try again")
         if result.error == "timeout":
@@ -104,6 +105,13 @@ class PythonTool:
         job = Job(program, cases=[{"input": "", "output": ""}], limits=self.limits)
         [result] = _pool(self.workers).run([job], budget_s=self.limits.wall_s * 2 + 10)
         return result
+
+
+def _with_cut_note(stream: str) -> str:
+    # The sandbox keeps only the last bytes of each stream; say so rather than show a silent tail.
+    if len(stream.encode("utf-8", "replace")) < SANDBOX_KEPT_BYTES:
+        return stream
+    return f"[earlier output cut: only the last {SANDBOX_KEPT_BYTES} bytes are kept]\n{stream}"
 
 
 _OWN_POOLS: dict[int, object] = {}
