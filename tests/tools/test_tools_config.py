@@ -72,3 +72,19 @@ def test_tool_schemas_render_from_docstrings():
     assert schema["name"] == "python" and schema["parameters"]["required"] == ["code"]
     assert "Python code" in schema["parameters"]["properties"]["code"]["description"]
     assert get_json_schema(env.calculator)["function"]["parameters"]["required"] == ["expression"]
+
+
+def test_tool_health_rules_and_report_panel():
+    from grpokit.health_rules import HealthConfig, replay
+    from grpokit.report import panels
+    from grpokit.synthetic_runs import history
+
+    for scenario in ("tool_calls_fail", "tool_never_called", "tool_turn_limit"):
+        records = history(scenario, steps=30)
+        # Each tool failure raises its own alert, once, and nothing else.
+        assert [a.rule for a in replay(records, HealthConfig(max_completion_length=128))] == [scenario]
+        tool_panel = [p for p in panels(records, HealthConfig()) if p.title.startswith("tool use")]
+        assert tool_panel and "tools/call_frequency" in tool_panel[0].keys and scenario in tool_panel[0].rules
+    # A run without tools gets no tool panel and no tool alert.
+    assert not [p for p in panels(history("healthy"), HealthConfig()) if p.title.startswith("tool use")]
+    assert replay(history("healthy"), HealthConfig(max_completion_length=128)) == []
