@@ -1,16 +1,11 @@
-import pytest
+"""The tool tests share the sandbox tests' warm pool fixture (also what get_pool() returns)."""
+import importlib.util
+import sys
+from pathlib import Path
 
-from grpokit.sandbox import SandboxPool
-from grpokit.sandbox import pool as pool_module
-
-
-@pytest.fixture(scope="session")
-def sandbox_pool():
-    """One warm pool for the tool tests, also the one get_pool() returns (so the python tool uses it)."""
-    pool = SandboxPool(workers=2)
-    pool.isolation  # start now
-    previous = pool_module._shared
-    pool_module._shared = pool
-    yield pool
-    pool_module._shared = previous
-    pool.close()
+_SANDBOX_TESTS = Path(__file__).resolve().parents[1] / "sandbox"
+sys.path.insert(0, str(_SANDBOX_TESTS))  # its conftest imports sandbox_helpers
+_spec = importlib.util.spec_from_file_location("grpokit_sandbox_conftest", _SANDBOX_TESTS / "conftest.py")
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+sandbox_pool = _module.sandbox_pool

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sandbox"))
+# conftest.py put tests/sandbox on sys.path: the adversarial set and its helpers live there.
 from sandbox_helpers import SECRET_NAME, SECRET_VALUE, processes_of, run_dirs  # noqa: E402
 from test_adversarial import CASES  # noqa: E402
 
