@@ -26,6 +26,7 @@ from grpokit.data import DataConfig
 from grpokit.errors import ConfigError
 from grpokit.evaluate.config import EvalConfig, check_eval
 from grpokit.plugins import load_imports, resolve_paths
+from grpokit.tools.config import EnvironmentConfig, ToolSpec, check_tools
 from grpokit.training_fields import check_training_values
 
 # LoRA ranks above this exceed the hidden size of any model grpokit can train on one node.
@@ -94,6 +95,8 @@ class RunConfig:
     stages: list[StageConfig] = field(default_factory=list)
     health: dict[str, Any] = field(default_factory=dict)
     eval: EvalConfig = field(default_factory=EvalConfig)  # held-out accuracy during training
+    tools: list[ToolSpec] = field(default_factory=list)  # tools the model may call (grpokit.tools)
+    environment: EnvironmentConfig = field(default_factory=EnvironmentConfig)  # turn limit, chat template
     output_dir: str | None = None  # None means runs/<name>
 
     @property
@@ -443,6 +446,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
         where = "training" if stage is None else f"stages[{stage.name}] training"
         check_batch(effective_training(cfg, stage), where)
     _check_health(cfg.health)
+    check_tools(cfg.tools, cfg.environment, effective_training(cfg), cfg.data.conversational)
     check_eval(cfg.eval, cfg.data.eval_size)
     if check_data:
         from grpokit.data import validate_data

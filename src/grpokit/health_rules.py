@@ -60,18 +60,27 @@ class HealthConfig:
     # reward_unscorable
     max_none_frac: float = 0.5
     unscorable_steps: int = 2
+    # tool runs (tools:): TRL's tools/* metrics and the tool_turn_limit diagnostic reward
+    tool_failure_frac: float = 0.9      # tools/failure_frequency at or above this ...
+    tool_failure_steps: int = 3         # ... for this many logged steps in a row
+    min_tool_calls: float = 0.05        # tools/call_frequency (calls per episode) below this ...
+    no_tool_steps: int = 5              # ... for this many logged steps in a row
+    turn_limit_frac: float = 0.5        # share of episodes that end on a call that never ran ...
+    turn_limit_steps: int = 3           # ... for this many logged steps in a row
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.disable if r not in RULES]
         if unknown:
             raise ConfigError(f"health.disable: unknown rule(s) {unknown}; the rules are {list(RULES)}")
         for name in ("zero_std_frac", "clipped_ratio", "sustained_clipped_ratio", "entropy_drop",
-                     "min_distinct_frac", "length_limit_frac", "max_none_frac"):
+                     "min_distinct_frac", "length_limit_frac", "max_none_frac", "tool_failure_frac",
+                     "turn_limit_frac"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"health.{name} is a share and must be between 0 and 1, got {value}")
         for name in ("no_signal_steps", "truncation_steps", "sustained_truncation_steps", "collapse_steps",
-                     "kl_steps", "stuck_window", "length_window", "unscorable_steps", "realert_steps", "clear_steps"):
+                     "kl_steps", "stuck_window", "length_window", "unscorable_steps", "realert_steps", "clear_steps",
+                     "tool_failure_steps", "no_tool_steps", "turn_limit_steps"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"health.{name} must be at least 1, got {getattr(self, name)}")
         if self.sustained_clipped_ratio > self.clipped_ratio:
@@ -320,6 +329,28 @@ def rule_reward_unscorable(h: History, c: HealthConfig) -> Check:
     return worst
 
 
+def rule_tool_calls_fail(h: History, c: HealthConfig) -> Check:
+    failing = h.now("tools/failure_frequency")
+    calls = h.now("tools/call_frequency")
+    if failing is not None and calls and failing >= c.tool_failure_frac:
+        return (True, failing, c.tool_failure_frac, f"{failing:.0%} of tool calls fail ({calls:.2g} calls per episode)")
+    return NOT_NOW
+
+
+def rule_tool_never_called(h: History, c: HealthConfig) -> Check:
+    calls = h.now("tools/call_frequency")
+    if calls is not None and calls < c.min_tool_calls:
+        return (True, calls, c.min_tool_calls, f"{calls:.2g} tool calls per episode")
+    return NOT_NOW
+
+
+def rule_tool_turn_limit(h: History, c: HealthConfig) -> Check:
+    share = h.now("rewards/tool_turn_limit/mean")
+    if share is not None and share >= c.turn_limit_frac:
+        return (True, share, c.turn_limit_frac, f"{share:.0%} of episodes end on a tool call that never ran")
+    return NOT_NOW
+
+
 RULE_FUNCS: dict[str, Rule] = {
     "no_learning_signal": rule_no_learning_signal,
     "truncation": rule_truncation,
@@ -329,6 +360,9 @@ RULE_FUNCS: dict[str, Rule] = {
     "reward_stuck": rule_reward_stuck,
     "length_drift": rule_length_drift,
     "reward_unscorable": rule_reward_unscorable,
+    "tool_calls_fail": rule_tool_calls_fail,
+    "tool_never_called": rule_tool_never_called,
+    "tool_turn_limit": rule_tool_turn_limit,
 }
 assert set(RULE_FUNCS) == set(RULES), "every symptom row needs a rule and every rule a row"
 
@@ -338,6 +372,9 @@ PATIENCE: dict[str, str] = {
     "collapse": "collapse_steps",
     "kl_blowup": "kl_steps",
     "reward_unscorable": "unscorable_steps",
+    "tool_calls_fail": "tool_failure_steps",
+    "tool_never_called": "no_tool_steps",
+    "tool_turn_limit": "turn_limit_steps",
 }
 
 # A cause hides the symptoms it explains: identical completions (collapse) or

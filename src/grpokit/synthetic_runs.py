@@ -138,6 +138,16 @@ def _unscorable(step, steps, rng, r):
     return r
 
 
+def _tools(calls: float, failing: float, unanswered: float):
+    def transform(step, steps, rng, r):
+        r["tools/call_frequency"] = calls
+        r["tools/failure_frequency"] = failing
+        r["rewards/tool_turn_limit/mean"] = unanswered
+        return r
+
+    return transform
+
+
 SCENARIOS: dict[str, tuple[str | None, Callable | None]] = {
     # name: (the one alert it must raise, transform)
     "healthy": (None, None),
@@ -149,6 +159,10 @@ SCENARIOS: dict[str, tuple[str | None, Callable | None]] = {
     "stuck_reward": ("reward_stuck", _stuck),
     "length_drift": ("length_drift", _length_drift),
     "reward_unscorable": ("reward_unscorable", _unscorable),
+    # Tool runs: every call errors / no call is ever made / episodes run out of turns.
+    "tool_calls_fail": ("tool_calls_fail", _tools(calls=1.5, failing=1.0, unanswered=0.0)),
+    "tool_never_called": ("tool_never_called", _tools(calls=0.0, failing=0.0, unanswered=0.0)),
+    "tool_turn_limit": ("tool_turn_limit", _tools(calls=4.0, failing=0.1, unanswered=0.8)),
 }
 
 

@@ -21,22 +21,36 @@ from grpokit.config import RunConfig, RewardSpec, StageConfig, dump_yaml, effect
 from grpokit.data import zero_variance
 from grpokit.errors import ConfigError, RunError
 from grpokit.ranks import is_main_process
+from grpokit.tools.chat_template import prepare_tokenizer as prepare_tool_tokenizer
+from grpokit.tools.config import apply_to_args as apply_tools_to_args
+from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
 from grpokit.train_callbacks import MetricsCallback, RewardRecorder, trim_metrics
 
 FINAL = "final"
 DONE = "grpokit_stage_done.json"
 
 
-def build_rewards(specs: list[RewardSpec], recorder: RewardRecorder | None = None):
-    """(reward functions, weights); each wrapped to record scores when a recorder is given."""
-    from grpokit import rewards as reward_lib
+def build_rewards(specs: list[RewardSpec], recorder: RewardRecorder | None = None, tools: bool = False):
+    """(reward functions, weights); each wrapped to record scores when a recorder is given.
 
+    tools: a run with tools, whose completions are trajectories; rewards that do not read the
+    trajectory score the final answer only, and the tool diagnostics are added with weight 0.
+    """
+    from grpokit import rewards as reward_lib
+    from grpokit.rewards.tool_use import final_answer_only
+    from grpokit.tools.config import DIAGNOSTIC_REWARDS
+
+    if tools:
+        specs = list(specs) + [RewardSpec(name=n, weight=0.0) for n in DIAGNOSTIC_REWARDS
+                               if n not in {s.name for s in specs}]
     funcs, weights = [], []
     for spec in specs:
         try:
             func = reward_lib.get(spec.name, **spec.params)
         except ValueError as exc:
             raise ConfigError(f"reward {spec.name!r}: {exc}") from exc
+        if tools:
+            func = final_answer_only(func)
         funcs.append(recorder.wrap(func, spec.weight) if recorder else func)
         weights.append(float(spec.weight))
     return funcs, weights
@@ -185,8 +199,9 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
     args = profiles.build_grpo_config(cfg, stage)
     recorder = RewardRecorder(run_dir / "completions.jsonl", stage_name, per_batch=per_batch)
     specs = stage.rewards if stage is not None and stage.rewards is not None else cfg.rewards
-    funcs, weights = build_rewards(specs, recorder)
+    funcs, weights = build_rewards(specs, recorder, tools=bool(cfg.tools))
     args.reward_weights = weights
+    apply_tools_to_args(args, cfg.tools, cfg.environment)
 
     root = Path(args.output_dir)
     checkpoint = ckpts.latest_complete(root, remove_broken=is_main_process()) if resume else None
@@ -208,6 +223,8 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
         from grpokit.models import add_response_prefix
 
         add_response_prefix(tokenizer, response_prefix)
+    if cfg.tools:
+        prepare_tool_tokenizer(tokenizer, cfg.environment.chat_template)  # ConfigError: what to change
     if args.gradient_checkpointing and hasattr(model, "enable_input_require_grads") and cfg.model.lora is not None:
         # LoRA freezes the embeddings, so checkpointed blocks would see inputs without grad.
         model.enable_input_require_grads()
@@ -222,6 +239,7 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
         train_dataset=train_set,
         eval_dataset=eval_set if use_eval else None,
         processing_class=tokenizer,
+        **tool_trainer_kwargs(cfg.tools, cfg.environment),
         callbacks=[
             ckpts.CompleteMarkerCallback(),
             # Health first: its tracker adds per-reward None/error shares to the logs MetricsCallback writes.

@@ -45,6 +45,11 @@ class Case:
 
 
 CASES = {
+    # Tool-use rewards read a trajectory (a message list with tool calls); plain text has no calls.
+    "tool_call_success": Case({"no_call_score": 0.5}, {}, None, "an episode without calls scores no_call_score"),
+    "tool_calls": Case({}, {}, None, "calls can be counted in any completion (0 in plain text)"),
+    "malformed_tool_call": Case({"penalty": -0.5}, {}, None, "a raw call marker is visible in any text"),
+    "tool_turn_limit": Case({}, {}, None, "any completion either ends on an unanswered call or not"),
     "citation": Case({"target": 2}, {"sources": ["Smith (2020): sums of small numbers"]}, None,
                      "a completion without citations scores 0; there is always something to score"),
     "code_block_format": Case({"language": "python"}, {}, None, "format is visible in any text"),
