@@ -3,7 +3,7 @@
 The recipe is embedded (it equals configs/cpu-demo.yaml, which a test checks) so the
 demo runs from an installed package. Why addition, written as a text continuation
 (`Question: What is 47 + 38?\\nAnswer: 47 + 38 =`), is explained in that file: it is
-the task where the 135M model is right often enough (29% of samples) for GRPO to have
+the task where the 135M model is right often enough (about 23% of samples) for GRPO to have
 something to learn from, and wrong often enough to have room to learn.
 
 Training runs one stage with three rewards: the exact number, partial credit for a near

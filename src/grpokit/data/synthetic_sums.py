@@ -7,9 +7,9 @@ Each prompt is plain text (not chat messages) that ends where the answer goes:
 
 A 135M model continues such a line with a number; measured on the bundled
 SmolLM2-135M-Instruct (temperature 1, 16 prompts x 8 samples,
-benchmarks/results/base_rates.json) 29% of its sums are right, and 62% of the
+benchmarks/results/base_rates.json) 23% of its sums are right, and 9 of 16
 prompts get both right and wrong samples: the spread GRPO learns from. Asked the
-same sum as a chat question, it is right 3% of the time (a numbered answer tag
+same sum as a chat question, it is right 3% of the time (an answer tag
 prefilled: 2%).
 
 `wording=varied` asks the same sums in other words (word problems, "add",
