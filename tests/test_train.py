@@ -270,7 +270,7 @@ def test_held_out_evaluation_leaves_training_randomness_alone(tiny, tmp_path):
 
     texts_of = []
     for every in (0, 1):
-        config = run_config(tiny, tmp_path / f"run{every}", save_steps=100, max_steps=2, learning_rate=0.0)
+        config = run_config(tiny, tmp_path / f"run{every}", save_steps=100, max_steps=2)
         config["data"]["eval_size"] = 4
         config["eval"] = {"every": every, "prompts": 2, "samples": 1}
         run_dir = train(from_dict(config))
