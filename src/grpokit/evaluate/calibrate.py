@@ -73,6 +73,7 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
     # The accuracy reward rides along at weight 0: it decides pass/fail, not the group's total.
     rewards = RewardSet(funcs, list(weights) + ([0.0] if accuracy is not None else []))
     score_groups(groups, rewards, rows, [r["prompt"] for r in rows], conversational)
+    # Its column: the set's last name, suffixed where a training reward has the same __name__.
     acc_name = rewards.names[-1] if accuracy is not None else None
     prompts = []
     for index, group in enumerate(groups):
@@ -89,7 +90,7 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
         "predicted_zero_variance_share": statistics.fmean(p.zero_variance for p in prompts),
         "mean_pass_rate": _mean([p.pass_rate for p in prompts]),
         "too_easy": counts["too_easy"], "too_hard": counts["too_hard"], "in_range": counts["in_range"],
-        "accuracy_reward": acc_name,
+        "accuracy_reward": getattr(accuracy, "__name__", None) if accuracy is not None else None,
         "per_prompt": [asdict(p) for p in prompts],
     }
 
