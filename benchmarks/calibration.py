@@ -37,15 +37,16 @@ def main() -> None:
     parser.add_argument("--out", default=str(RESULTS / "calibration.json"))
     opts = parser.parse_args()
 
-    from grpokit.config import effective_training, load_config
+    from grpokit.config import build_reward_set, load_config
+    from grpokit.profiles import resolve_training
     from grpokit.data import load_data
-    from grpokit.doctor import _load_model, build_rewards
+    from grpokit.doctor import _load_model
     from grpokit.evaluate import default_accuracy
     from grpokit.evaluate.calibrate import calibrate
 
     overrides = [f"training.max_completion_length={opts.max_completion_length}"] if opts.max_completion_length else []
     cfg = load_config(CONFIG, overrides)
-    training = effective_training(cfg)
+    training = resolve_training(cfg)
     group = int(training["num_generations"])
     per_step = int(training["per_device_train_batch_size"]) * int(training.get("gradient_accumulation_steps", 1) or 1)
     prompts_per_step = per_step // group
@@ -54,13 +55,13 @@ def main() -> None:
     train_set, _ = load_data(cfg.data)
     subset = train_set.select(range(opts.prompts))
     rows = [dict(r) for r in subset]
-    funcs, weights = build_rewards(cfg.rewards)
+    rewards = build_reward_set(cfg)
     limit = int(training["max_completion_length"])
     temperature = float(training.get("temperature", 1.0) or 1.0)
 
     started = time.time()
     model, tokenizer = _load_model(cfg)
-    predicted = calibrate(model, tokenizer, rows, funcs, weights, samples=opts.samples, num_generations=group,
+    predicted = calibrate(model, tokenizer, rows, rewards.funcs, rewards.weights, samples=opts.samples, num_generations=group,
                           accuracy=default_accuracy([r.get("answer") for r in rows]), max_new_tokens=limit,
                           temperature=temperature)
     calibrate_s = time.time() - started

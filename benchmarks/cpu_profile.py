@@ -22,7 +22,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from benchmarks import _harness, _rewards
+from benchmarks import _harness
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODULE = "benchmarks.cpu_profile"
@@ -31,7 +31,6 @@ MODULE = "benchmarks.cpu_profile"
 def worker(variant: str, steps: int) -> dict:
     import warnings
 
-    _rewards.ensure()
     from trl import GRPOConfig, GRPOTrainer
 
     from grpokit import profiles, rewards

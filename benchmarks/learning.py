@@ -83,11 +83,11 @@ def accuracy_on(model, tok, rows: list[dict], seed: int) -> dict:
     from grpokit.demo import demo_config
     from grpokit.evaluate import evaluate
     from grpokit.evaluate.during import accuracy_reward
-    from grpokit.train import build_rewards
+    from grpokit.config import build_reward_set
 
     cfg = demo_config()
-    funcs, weights = build_rewards(cfg.rewards)
-    result = evaluate(model, tok, rows, funcs, weights, k=1, accuracy=accuracy_reward(cfg.rewards),
+    rewards = build_reward_set(cfg)
+    result = evaluate(model, tok, rows, rewards.funcs, rewards.weights, k=1, accuracy=accuracy_reward(cfg.rewards),
                       max_new_tokens=int(cfg.training["max_completion_length"]),
                       temperature=float(cfg.training["temperature"]), batch_size=50, seed=seed)
     n = result["prompts"]

@@ -17,7 +17,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from benchmarks import _harness, _rewards
+from benchmarks import _harness
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODULE = "benchmarks.overhead"
@@ -38,7 +38,6 @@ def worker(variant: str, steps: int) -> dict:
     import warnings
 
     warnings.simplefilter("ignore")
-    _rewards.ensure()
     cfg = _config(steps)
     timer = _harness.StepTimer()
     if variant == "grpokit":

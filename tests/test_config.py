@@ -15,6 +15,7 @@ from grpokit.config import (
     load_config,
 )
 from grpokit.errors import ConfigError
+from grpokit.profiles import trl_defaults
 from grpokit.rewards import names, register
 
 
@@ -195,6 +196,7 @@ def test_bad_overrides(override, match):
     ],
 )
 def test_check_batch_table(training, ok):
+    training = {**trl_defaults(), **training}  # check_batch reads resolved settings
     if ok:
         check_batch(training)
     else:
@@ -205,7 +207,7 @@ def test_check_batch_table(training, ok):
 def test_world_size_counts(monkeypatch):
     # Two processes double the generation batch: 2 x 2 = 4 splits into groups of 4.
     monkeypatch.setenv("WORLD_SIZE", "2")
-    check_batch({"num_generations": 4, "per_device_train_batch_size": 2})
+    check_batch({**trl_defaults(), "num_generations": 4, "per_device_train_batch_size": 2})
 
 
 def test_cli_dry_run_prints_config_and_grpo_config(tmp_path):

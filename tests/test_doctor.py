@@ -2,11 +2,12 @@
 import json
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
 
-from grpokit.doctor import ProbeGroup, analyze_probe, config_checks, run_probe, weighted_totals
+from grpokit.config import from_dict
+from grpokit.doctor import ProbeGroup, analyze_probe, config_checks, run_probe
+from grpokit.rewards.reward_set import weighted_totals
 from grpokit.doctor_checks import (
     ModelShape,
     check_environment,
@@ -84,12 +85,12 @@ def test_probe_with_a_varying_reward_is_healthy(tiny):
     assert len(groups) == 4 and all(len(g.completions) == 4 for g in groups)
 
 
-def test_config_checks_on_a_namespace_config(tiny):
-    # The whole post-load doctor on a duck-typed config: memory, lengths and probe, no config.py needed.
+def test_config_checks_on_a_loaded_model(tiny):
+    # The whole post-load doctor on a config built in code: memory, lengths and probe.
     model, tok = tiny
-    cfg = SimpleNamespace(model=SimpleNamespace(name="tiny", lora=SimpleNamespace(r=4, target_modules="all-linear")),
-                          training={"num_generations": 4, "max_completion_length": 4, "per_device_train_batch_size": 4},
-                          health={})
+    cfg = from_dict({"name": "t", "model": {"lora": {"r": 4}}, "rewards": [{"name": "numeric_match"}],
+                     "training": {"num_generations": 4, "max_completion_length": 4, "per_device_train_batch_size": 4}},
+                    validate=False)
     model.generation_config.suppress_tokens = [tok.eos_token_id]
     try:
         checks = config_checks(cfg, model, tok, _rows(), [constant_reward], [1.0], probe_prompts=2, cuda=False)

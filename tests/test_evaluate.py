@@ -136,15 +136,7 @@ def test_each_metric_once_in_table_and_delta(k_before, k_after, metrics, why):
         assert rows[2] == ["pass@4", "-", "1.000", "-"] and delta["pass@4"] is None, why
 
 
-def test_default_accuracy_falls_back_without_registry_rewards(monkeypatch):
-    import grpokit.rewards as rewards
-
-    def missing(name, **params):
-        raise rewards.RewardConfigError(name)
-
-    monkeypatch.setattr(rewards, "get", missing)
-    func = default_accuracy(["72", "3.5"])
-    assert func(["<answer>72</answer>", "<answer>70</answer>"], answer=["72", "72"]) == [1.0, 0.0]
+def test_default_accuracy_needs_gold_answers():
     assert default_accuracy([None, None]) is None  # no gold answers: no accuracy
 
 

@@ -160,3 +160,35 @@ def test_unused_parameters_error_names_the_key():
                        "This error indicates that your module has parameters that were not used in producing loss.")
     assert "training.ddp_find_unused_parameters: true" in profiles.unused_parameters_fix(ddp)
     assert profiles.unused_parameters_fix(RuntimeError("CUDA out of memory")) is None
+
+
+def test_resolve_training_layers_trl_profile_user_stage_seed():
+    from grpokit.config import StageConfig
+
+    run = cfg("memory", num_generations=6)
+    run.data.seed = 11
+    stage = StageConfig(name="s", max_steps=3, training={"temperature": 0.7})
+    run.stages = [stage]
+    out = profiles.resolve_training(run, stage, **GPU_BNB)
+    # TRL's default where nobody set one; the profile's reading the user's group size; stage and seed last.
+    assert out["beta"] == profiles.trl_defaults()["beta"]
+    assert out["gradient_accumulation_steps"] == 3 and out["num_generations"] == 6
+    assert out["temperature"] == 0.7 and out["max_steps"] == 3 and out["seed"] == 11
+    # num_generations has one default, TRL's, read from GRPOConfig.
+    assert profiles.resolve_training(cfg("none"), **CPU_OLD)["num_generations"] == profiles.trl_defaults()["num_generations"]
+
+
+def test_run_directory_config_records_resolved_settings_and_loads_back():
+    # config.yaml holds every setting used; loading it back resolves to the same settings, stage by stage.
+    from grpokit.config import StageConfig, dump_yaml, from_dict
+    import yaml
+
+    from grpokit.profiles import resolved_config
+
+    run = cfg("cpu", max_completion_length=64)
+    run.stages = [StageConfig(name="a", max_steps=2), StageConfig(name="b", training={"temperature": 0.5})]
+    written = from_dict(yaml.safe_load(dump_yaml(resolved_config(run))), validate=False)
+    assert written.training["use_cpu"] is True and "num_generations" in written.training
+    assert written.stages[1].training == {"temperature": 0.5}
+    for before, after in zip(run.stages, written.stages):
+        assert profiles.resolve_training(written, after) == profiles.resolve_training(run, before)

@@ -15,6 +15,7 @@ import yaml
 
 from grpokit import checkpoints as ckpts
 from grpokit.config import from_dict, load_config
+from grpokit.profiles import resolve_training
 from grpokit.rewards import names, register
 
 from benchmarks.tiny_model import make_tiny_model
@@ -77,6 +78,9 @@ def test_two_step_run_writes_the_run_directory(tiny, tmp_path):
     # The resolved config loads back and names the run dir.
     resolved = load_config(run_dir / "config.yaml")
     assert resolved.training["max_steps"] == 2 and resolved.model.lora.alpha == 8
+    # Every setting the run used is written out (profile and TRL defaults too), and resolves to itself.
+    assert {"num_generations", "temperature", "seed", "logging_steps"} <= set(resolved.training)
+    assert resolve_training(resolved) == resolved.training
     for ckpt in ckpts.list_checkpoints(run_dir / "checkpoints"):
         assert ckpts.checkpoint_problem(ckpt) is None
     assert (run_dir / "checkpoints" / "final" / "adapter_model.safetensors").is_file()

@@ -26,6 +26,7 @@ from grpokit.data import DataConfig
 from grpokit.errors import ConfigError
 from grpokit.evaluate.config import EvalConfig, check_eval
 from grpokit.plugins import load_imports, resolve_paths
+from grpokit.profiles import resolve_training
 from grpokit.tools.config import EnvironmentConfig, ToolSpec, check_tools
 from grpokit.training_fields import check_training_values
 
@@ -102,6 +103,17 @@ class RunConfig:
     @property
     def run_dir(self) -> Path:
         return Path(self.output_dir or os.path.join("runs", self.name))
+
+    def rewards_for(self, stage: StageConfig | None = None) -> list[RewardSpec]:
+        """The rewards a stage trains with: its own `rewards:`, else the run's.
+
+        The one rule for which rewards apply; evaluation asks for the last stage's
+        (`final_stage()`), since that is what the finished model was trained on.
+        """
+        return list(stage.rewards) if stage is not None and stage.rewards is not None else list(self.rewards)
+
+    def final_stage(self) -> StageConfig | None:
+        return self.stages[-1] if self.stages else None
 
 
 # --------------------------------------------------------------------------- YAML -> dataclasses
@@ -309,27 +321,27 @@ def _check_training_keys(training: dict, where: str) -> None:
 
 
 def check_batch(training: dict, where: str = "training") -> None:
-    """GRPO needs whole prompt groups in every generation batch."""
+    """GRPO needs whole prompt groups in every generation batch. `training`: resolve_training's settings."""
     check_training_values(training, where)
-    n = training.get("num_generations", 8)
+    n = training["num_generations"]
     if not isinstance(n, int) or n < 2:
         raise ConfigError(
             f"{where}.num_generations is {n!r}: GRPO compares completions of the same prompt, so it needs at least 2 "
             "(4 to 16 is usual)"
         )
-    per_device = int(training.get("per_device_train_batch_size", 8))
+    per_device = int(training["per_device_train_batch_size"])
     ws = world_size()
     if training.get("generation_batch_size") is not None:
         gen = int(training["generation_batch_size"])
         what = f"generation_batch_size ({gen})"
     else:
-        steps = int(training.get("steps_per_generation") or training.get("gradient_accumulation_steps", 1))
+        steps = int(training.get("steps_per_generation") or training["gradient_accumulation_steps"])
         gen = per_device * ws * steps
         label = "steps_per_generation" if training.get("steps_per_generation") else "gradient_accumulation_steps"
         what = f"the generation batch per_device_train_batch_size ({per_device}) x {label} ({steps}) x processes ({ws}) = {gen}"
     if gen % n:
         divisors = [d for d in range(2, gen + 1) if gen % d == 0]
-        step = n // math.gcd(n, ws * int(training.get("gradient_accumulation_steps", 1)))
+        step = n // math.gcd(n, ws * int(training["gradient_accumulation_steps"]))
         batches = [step * k for k in range(1, 5)]
         raise ConfigError(
             f"{where}: {what} is not divisible by num_generations ({n}); every prompt needs all its completions in "
@@ -338,32 +350,36 @@ def check_batch(training: dict, where: str = "training") -> None:
         )
 
 
-def effective_training(cfg: RunConfig, stage: StageConfig | None = None) -> dict:
-    """Profile defaults, then the user's `training:`, then the stage's overrides."""
-    from grpokit.profiles import profile_defaults
-
-    merged = dict(cfg.training)
-    if stage is not None:
-        merged.update(stage.training)
-        if stage.max_steps is not None:
-            merged["max_steps"] = stage.max_steps
-    out = profile_defaults(cfg, merged)
-    out.update(merged)
-    return out
-
-
 def _check_rewards(specs: list[RewardSpec], where: str) -> None:
-    from grpokit import rewards as reward_lib
+    from grpokit.rewards.reward_set import check_specs
 
-    for i, spec in enumerate(specs):
-        if not spec.name:
-            raise ConfigError(f"{where}[{i}] has no name; write it like {{name: numeric_match, weight: 1.0}}")
-        try:
-            reward_lib.get(spec.name, **spec.params)
-        except ValueError as exc:  # RewardConfigError is a ValueError
-            raise ConfigError(f"{where}[{i}]: {exc}") from exc
-        if not isinstance(spec.weight, (int, float)) or isinstance(spec.weight, bool):
-            raise ConfigError(f"{where}[{i}].weight must be a number, got {spec.weight!r}")
+    try:
+        check_specs(specs, where)  # names and parameters only: nothing is built, no worker starts
+    except ValueError as exc:  # RewardConfigError is a ValueError
+        raise ConfigError(str(exc)) from exc
+
+
+def build_reward_set(cfg: RunConfig, stage: StageConfig | None = None):
+    """The stage's RewardSet (`cfg.rewards_for(stage)`), built; a bad parameter value is a ConfigError."""
+    from grpokit.rewards.reward_set import RewardSet
+
+    where = "rewards" if stage is None or stage.rewards is None else f"stages[{stage.name}].rewards"
+    specs = list(cfg.rewards_for(stage))
+    if cfg.tools:
+        # Tool runs log the tool diagnostics always (weight 0), for the health rules and the report.
+        from grpokit.tools.config import DIAGNOSTIC_REWARDS
+
+        specs += [RewardSpec(name=n, weight=0.0) for n in DIAGNOSTIC_REWARDS if n not in {s.name for s in specs}]
+    try:
+        rewards = RewardSet.from_specs(specs, where)
+    except ValueError as exc:  # RewardConfigError is a ValueError
+        raise ConfigError(str(exc)) from exc
+    if cfg.tools:
+        # Completions are trajectories: rewards that do not read the trajectory score the final answer only.
+        from grpokit.rewards.tool_use import final_answer_only
+
+        rewards = RewardSet([final_answer_only(f) for f in rewards.funcs], rewards.weights)
+    return rewards
 
 
 def _check_model(model: ModelConfig) -> None:
@@ -403,11 +419,9 @@ def _unknown_value(where: str, value: Any, valid: tuple) -> ConfigError:
 
 
 def _check_health(health: dict) -> None:
-    """`health:` belongs to grpokit.health (thresholds); checked there when that module is present."""
-    try:
-        from grpokit.health import HealthConfig  # type: ignore[attr-defined]
-    except ImportError:
-        return
+    """`health:` belongs to grpokit.health (thresholds); its own parser checks it."""
+    from grpokit.health import HealthConfig
+
     try:
         HealthConfig.from_dict(health)
     except ConfigError:
@@ -444,7 +458,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
             _check_rewards(stage.rewards, f"{where}.rewards")
     for stage in cfg.stages or [None]:
         where = "training" if stage is None else f"stages[{stage.name}] training"
-        check_batch(effective_training(cfg, stage), where)
+        check_batch(resolve_training(cfg, stage), where)
     _check_health(cfg.health)
     check_tools(cfg.tools, cfg.environment, effective_training(cfg), cfg.data.conversational)
     check_eval(cfg.eval, cfg.data.eval_size)

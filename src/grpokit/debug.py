@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 from grpokit import label_agreement
 from grpokit.completions import to_text
 from grpokit.errors import ConfigError
+from grpokit.rewards.reward_set import as_score
 
 # Thresholds for the warnings; each names the failure it catches.
 _MOSTLY_NONE = 0.5  # TRL skips None rows: above half, the reward barely trains
@@ -156,18 +157,6 @@ def _check_columns(n: int, columns: dict[str, Any]) -> dict[str, list]:
     return checked
 
 
-def _as_score(value: Any) -> float | None:
-    """A reward's value as TRL would use it; raises TypeError when it cannot be."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        raise TypeError(f"a string ({value[:40]!r})")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"a {type(value).__name__}") from None
-
-
 def _score_batch(func: Callable, completions: list, columns: dict[str, list]):
     """(scores, per-row errors, batch problem (kind, message) or None, seconds)."""
     n = len(completions)
@@ -204,7 +193,7 @@ def _score_batch(func: Callable, completions: list, columns: dict[str, list]):
         if i in errors:
             continue
         try:
-            scores[i] = _as_score(value)
+            scores[i] = as_score(value)
         except TypeError as exc:
             errors[i] = f"returned {exc}, not a number or None"
     return scores, errors, problem, seconds

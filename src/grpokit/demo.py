@@ -155,16 +155,16 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
     from grpokit.evaluate.during import accuracy_reward
     from grpokit.models import load_model
     from grpokit.profiles import model_dtype
-    from grpokit.train import build_rewards
+    from grpokit.config import build_reward_set
 
-    funcs, weights = build_rewards(cfg.rewards)
+    rewards = build_reward_set(cfg)
     settings = dict(k=samples, max_new_tokens=int(cfg.training["max_completion_length"]), accuracy=accuracy_reward(cfg.rewards),
                     temperature=float(cfg.training.get("temperature", 1.0)), max_prompts=n, seed=cfg.data.seed)
     results = {}
     for label, adapter in (("before", None), ("after", str(final_adapter(cfg, run_dir)))):
         model, tok = load_model(cfg.model, dtype=model_dtype(cfg), adapter=adapter, trainable=False)
         model.eval()
-        results[label] = evaluate(model, tok, held_out, funcs, weights, **settings)
+        results[label] = evaluate(model, tok, held_out, rewards.funcs, rewards.weights, **settings)
         del model
     write_eval(run_dir / "eval.json", results["before"], results["after"], {"name": cfg.name})
     return {**results, "delta": compare(results["before"], results["after"])}

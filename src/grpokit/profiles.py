@@ -70,7 +70,7 @@ def _group_batch(n: int, per_device: int) -> int:
 
 def profile_defaults(cfg: RunConfig, user: dict, *, cuda: bool | None = None, bnb: bool | None = None,
                      bf16_cpu: bool | None = None) -> dict:
-    """GRPOConfig defaults for cfg.profile, given the user's keys (some defaults depend on them).
+    """GRPOConfig defaults for cfg.profile, given the user's keys over TRL's defaults (some depend on them).
 
     `cuda`, `bnb` and `bf16_cpu` describe the hardware; None means detect it here.
     """
@@ -100,7 +100,7 @@ def profile_defaults(cfg: RunConfig, user: dict, *, cuda: bool | None = None, bn
             why = "no CUDA GPU" if not cuda else "bitsandbytes is not installed"
             warnings.warn(f"memory profile: 8-bit AdamW needs a CUDA GPU and bitsandbytes ({why}); using {optim}",
                           ProfileWarning, stacklevel=2)
-        n = int(user.get("num_generations", 8))
+        n = int(user["num_generations"])
         per_device = int(user.get("per_device_train_batch_size", 2 if n % 2 == 0 else 1))
         out.update(
             optim=optim,
@@ -195,23 +195,55 @@ def check_runtime(cfg: RunConfig) -> None:
         raise ConfigError("model.load_in_4bit needs a CUDA GPU (bitsandbytes); set it to false on this machine")
 
 
-def grpo_kwargs(cfg: RunConfig, stage: StageConfig | None = None, *, output_dir: str | None = None, **hardware) -> dict:
-    """Every GRPOConfig keyword this run (stage) passes: profile, then user, then stage."""
-    from grpokit.config import effective_training
+# The GRPOConfig fields grpokit itself reads (batch checks, doctor, eval); their defaults are TRL's own,
+# read from GRPOConfig, so none of them is written down a second time here.
+TRL_READ = ("num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
+            "max_completion_length", "temperature", "beta")
 
-    if hardware:
-        merged = dict(cfg.training)
-        if stage is not None:
-            merged.update(stage.training)
-            if stage.max_steps is not None:
-                merged["max_steps"] = stage.max_steps
-        kwargs = profile_defaults(cfg, merged, **hardware)
-        kwargs.update(merged)
-    else:
-        kwargs = effective_training(cfg, stage)
-    kwargs.setdefault("seed", cfg.data.seed)
-    kwargs["output_dir"] = output_dir or str(checkpoint_root(cfg, stage))
-    return kwargs
+
+def trl_defaults() -> dict:
+    """TRL's GRPOConfig defaults for the fields in TRL_READ."""
+    from trl import GRPOConfig
+
+    fields = {f.name: f for f in dataclasses.fields(GRPOConfig)}
+    return {name: fields[name].default for name in TRL_READ if name in fields}
+
+
+def resolve_training(cfg: RunConfig, stage: StageConfig | None = None, **hardware) -> dict:
+    """Every training setting a run (stage) uses, in one place and one order:
+    TRL's defaults, the profile's, the user's `training:`, the stage's overrides, the data seed.
+
+    `hardware` (cuda=, bnb=, bf16_cpu=) describes a machine other than this one; unset parts are detected.
+    """
+    user = dict(cfg.training)
+    if stage is not None:
+        user.update(stage.training)
+        if stage.max_steps is not None:
+            user["max_steps"] = stage.max_steps
+    base = trl_defaults()
+    # The profile sizes batches around the group size, so it sees TRL's when the user set none;
+    # every other key it reads is the user's alone (its own defaults differ from TRL's).
+    profile = profile_defaults(cfg, {"num_generations": base["num_generations"], **user}, **hardware)
+    out = {**base, **profile, **user}
+    out.setdefault("seed", cfg.data.seed)
+    return out
+
+
+def resolved_config(cfg: RunConfig) -> RunConfig:
+    """`cfg` with every training setting it runs with written out (resolve_training):
+    the run's under `training:`, and under each stage the settings where that stage differs.
+    It loads back and resolves to the same settings."""
+    run = resolve_training(cfg)
+    stages = []
+    for stage in cfg.stages:
+        own = resolve_training(cfg, stage)
+        stages.append(dataclasses.replace(stage, training={k: v for k, v in own.items() if k not in run or run[k] != v}))
+    return dataclasses.replace(cfg, training=run, stages=stages)
+
+
+def grpo_kwargs(cfg: RunConfig, stage: StageConfig | None = None, *, output_dir: str | None = None, **hardware) -> dict:
+    """Every GRPOConfig keyword this run (stage) passes: resolve_training plus where checkpoints go."""
+    return {**resolve_training(cfg, stage, **hardware), "output_dir": output_dir or str(checkpoint_root(cfg, stage))}
 
 
 def checkpoint_root(cfg: RunConfig, stage: StageConfig | None = None):
@@ -243,15 +275,3 @@ def build_grpo_config(cfg: RunConfig, stage: StageConfig | None = None, *, outpu
         raise ConfigError(f"TRL rejected the training settings: {exc}") from exc
     args.bf16, args.fp16 = bool(kwargs.get("bf16")), bool(kwargs.get("fp16"))
     return args
-
-
-def describe(args) -> dict:
-    """The GRPOConfig as plain data (for --dry-run and the run directory)."""
-    out = {}
-    for f in dataclasses.fields(args):
-        value = getattr(args, f.name)
-        if isinstance(value, (str, int, float, bool, type(None), list, dict)):
-            out[f.name] = value
-        else:
-            out[f.name] = str(value)
-    return out

@@ -17,7 +17,7 @@ from typing import Iterable
 from grpokit import checkpoints as ckpts
 from grpokit import profiles
 from grpokit.checkpointing_names import quiet_model_alias
-from grpokit.config import RunConfig, RewardSpec, StageConfig, dump_yaml, effective_training
+from grpokit.config import RunConfig, StageConfig, build_reward_set, dump_yaml
 from grpokit.data import zero_variance
 from grpokit.errors import ConfigError, RunError
 from grpokit.ranks import is_main_process
@@ -30,59 +30,30 @@ FINAL = "final"
 DONE = "grpokit_stage_done.json"
 
 
-def build_rewards(specs: list[RewardSpec], recorder: RewardRecorder | None = None, tools: bool = False):
-    """(reward functions, weights); each wrapped to record scores when a recorder is given.
-
-    tools: a run with tools, whose completions are trajectories; rewards that do not read the
-    trajectory score the final answer only, and the tool diagnostics are added with weight 0.
-    """
-    from grpokit import rewards as reward_lib
-    from grpokit.rewards.tool_use import final_answer_only
-    from grpokit.tools.config import DIAGNOSTIC_REWARDS
-
-    if tools:
-        specs = list(specs) + [RewardSpec(name=n, weight=0.0) for n in DIAGNOSTIC_REWARDS
-                               if n not in {s.name for s in specs}]
-    funcs, weights = [], []
-    for spec in specs:
-        try:
-            func = reward_lib.get(spec.name, **spec.params)
-        except ValueError as exc:
-            raise ConfigError(f"reward {spec.name!r}: {exc}") from exc
-        if tools:
-            func = final_answer_only(func)
-        funcs.append(recorder.wrap(func, spec.weight) if recorder else func)
-        weights.append(float(spec.weight))
-    return funcs, weights
-
-
 def health_callbacks(cfg: RunConfig, run_dir: Path) -> list:
-    """The live health callback (grpokit.health, if installed in this build)."""
-    try:
-        from grpokit.health import HealthCallback  # type: ignore[attr-defined]
-    except ImportError:
-        return []
-    if hasattr(HealthCallback, "from_config"):
-        return [HealthCallback.from_config(cfg.health, run_dir)]  # ConfigError on a bad `health:` key
-    return [HealthCallback(cfg.health, run_dir=run_dir)]
+    """The live health callback (grpokit.health)."""
+    from grpokit.health import HealthCallback
+
+    return [HealthCallback.from_config(cfg.health, run_dir)]  # ConfigError on a bad `health:` key
 
 
 def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
                        first: bool) -> list:
-    """Held-out accuracy every `eval.every` steps (grpokit.evaluate.during), scored with the run's rewards."""
+    """Held-out accuracy every `eval.every` steps (grpokit.evaluate.during), scored with the stage's rewards."""
     if not cfg.eval.every or eval_set is None or len(eval_set) == 0:
         return []
     from grpokit.evaluate.during import HeldOutEvalCallback, accuracy_reward
 
-    training = effective_training(cfg, stage)
-    funcs, weights = build_rewards(cfg.rewards)
+    training = profiles.resolve_training(cfg, stage)
+    specs = cfg.rewards_for(stage)
+    rewards = build_reward_set(cfg, stage)
     rows = [dict(r) for r in eval_set.select(range(min(cfg.eval.prompts, len(eval_set))))]
-    temperature = cfg.eval.temperature if cfg.eval.temperature is not None else float(training.get("temperature", 1.0))
+    temperature = cfg.eval.temperature if cfg.eval.temperature is not None else float(training["temperature"])
     return [HeldOutEvalCallback(
-        rows, funcs, weights, every=cfg.eval.every, accuracy=accuracy_reward(cfg.rewards),
+        rows, rewards.funcs, rewards.weights, every=cfg.eval.every, accuracy=accuracy_reward(specs),
         metrics_path=run_dir / "metrics.jsonl", stage=stage.name if stage is not None and cfg.stages else None,
         samples=cfg.eval.samples, temperature=temperature, seed=cfg.data.seed,
-        max_new_tokens=cfg.eval.max_new_tokens or int(training.get("max_completion_length", 256)),
+        max_new_tokens=cfg.eval.max_new_tokens or int(training["max_completion_length"]),
         baseline=first, console=console)]
 
 
@@ -135,7 +106,7 @@ def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
         )
     run_dir.mkdir(parents=True, exist_ok=True)
     if is_main_process():
-        ckpts.atomic_write_text(run_dir / "config.yaml", dump_yaml(cfg))
+        ckpts.atomic_write_text(run_dir / "config.yaml", dump_yaml(profiles.resolved_config(cfg)))
     return run_dir
 
 
@@ -156,13 +127,15 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
         datasets = load_data(cfg.data)
     train_set, eval_set = datasets
     _warn_unscorable(train_set, eval_set, console)
+    # Built once per stage, before any model loads: a bad reward parameter fails now, not after stage 1.
+    reward_sets = {id(stage): build_reward_set(cfg, stage) for stage in _stages(cfg)}
     previous: Path | None = None
     for stage in _stages(cfg):
         final = stage_final(cfg, stage)
         if (final / DONE).is_file():
             previous = final  # finished before the crash / previous invocation
             continue
-        _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, resume=resume,
+        _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set, resume=resume,
                    callbacks=list(callbacks), console=console, per_batch=completions_per_step,
                    response_prefix=response_prefix)
         previous = final
@@ -190,7 +163,7 @@ def _warn_if_cpu_busy(console) -> None:
         console.print(f"warning: {check.detail}. Fix: {check.fix}", style="yellow", markup=False, highlight=False)
 
 
-def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch,
+def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch,
                response_prefix=None):
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
     from trl import GRPOTrainer
@@ -198,8 +171,7 @@ def _run_stage(cfg, stage, previous, run_dir, train_set, eval_set, *, resume, ca
     stage_name = stage.name if stage is not None and cfg.stages else None
     args = profiles.build_grpo_config(cfg, stage)
     recorder = RewardRecorder(run_dir / "completions.jsonl", stage_name, per_batch=per_batch)
-    specs = stage.rewards if stage is not None and stage.rewards is not None else cfg.rewards
-    funcs, weights = build_rewards(specs, recorder, tools=bool(cfg.tools))
+    funcs, weights = recorder.wrap_set(rewards), rewards.weights
     args.reward_weights = weights
     apply_tools_to_args(args, cfg.tools, cfg.environment)
 

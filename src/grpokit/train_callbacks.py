@@ -16,6 +16,7 @@ from transformers import TrainerCallback
 
 from grpokit.completions import prompt_text, to_text
 from grpokit.ranks import is_main_process
+from grpokit.rewards.reward_set import RewardSet, weighted_totals
 
 
 def _jsonable(value):
@@ -36,6 +37,13 @@ def append_jsonl(path: Path, record: dict) -> None:
         fh.write(json.dumps({k: _jsonable(v) for k, v in record.items()}, ensure_ascii=False) + "\n")
 
 
+def _number(value) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 class RewardRecorder:
     """Wraps reward functions and writes a sample of each scored batch to completions.jsonl."""
 
@@ -48,8 +56,12 @@ class RewardRecorder:
         self._batch_key = None
         self._scores: dict[str, list] = {}
 
-    def wrap(self, func: Callable, weight: float = 1.0) -> Callable:
-        name = getattr(func, "__name__", None) or type(func).__name__
+    def wrap_set(self, rewards: RewardSet) -> list[Callable]:
+        """The set's functions, each wrapped to record; TRL is given these in place of the originals."""
+        return [self.wrap(func, weight, name) for func, weight, name in zip(rewards.funcs, rewards.weights, rewards.names)]
+
+    def wrap(self, func: Callable, weight: float = 1.0, name: str | None = None) -> Callable:
+        name = name or getattr(func, "__name__", None) or type(func).__name__
         self.names.append(name)
         self.weights.append(float(weight))
 
@@ -80,9 +92,8 @@ class RewardRecorder:
         answers = kwargs.get("answer")
         for i in range(min(self.per_batch, len(completions))):
             row_scores = {n: self._scores[n][i] for n in self.names}
-            total = None
-            if all(isinstance(v, (int, float)) for v in row_scores.values()):
-                total = sum(w * row_scores[n] for n, w in zip(self.names, self.weights))
+            # TRL's total: rewards that returned None are left out, as TRL leaves them out.
+            [total] = weighted_totals({n: [_number(v)] for n, v in row_scores.items()}, self.weights, 1)
             record = {
                 "step": None if step is None else step + 1,  # the step being trained
                 "stage": self.stage,

@@ -95,17 +95,14 @@ def test_same_function_twice_gets_distinct_metric_names():
     assert set(verl_call(compute_score, "<answer>1</answer>", "1")) == {"score", "has_tag", "has_tag_2"}
 
 
-def test_preset_name_expands(monkeypatch):
-    # Presets come from the reward library; stand one in so this test does not depend on it.
-    def preset(name):
-        if name != "test_math":
-            raise KeyError(name)
-        return [exact, has_tag], [2.0, 0.5]
-
-    monkeypatch.setattr(rewards_pkg, "preset", preset, raising=False)
-    funcs, weights = resolve_rewards("test_math")
-    assert funcs == [exact, has_tag] and weights == [2.0, 0.5]
-    assert verl_call(make_compute_score("test_math"), "<answer>5</answer>", "5") == 2.5
+def test_preset_name_expands():
+    # A preset name gives the library preset's rewards and weights, as verl's compute_score.
+    expected_funcs, expected_weights = rewards_pkg.preset("math_reasoning")
+    funcs, weights = resolve_rewards("math_reasoning")
+    assert [f.__name__ for f in funcs] == [f.__name__ for f in expected_funcs] and weights == list(expected_weights)
+    score = verl_call(make_compute_score("math_reasoning"), "<reasoning>2+3</reasoning>\n<answer>5</answer>", "5")
+    assert score == pytest.approx(sum(w * f(["<reasoning>2+3</reasoning>\n<answer>5</answer>"], answer=["5"])[0]
+                                      for f, w in zip(expected_funcs, expected_weights)))
 
 
 @pytest.mark.parametrize(

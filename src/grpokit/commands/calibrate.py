@@ -42,23 +42,23 @@ def calibrate_command(
 
 
 def _calibrate(config: str, overrides: list[str], samples: int, prompts: int):
-    from grpokit.config import effective_training, load_config
-    from grpokit.doctor import _load_model, build_rewards
+    from grpokit.config import build_reward_set, load_config
+    from grpokit.doctor import _load_model
     from grpokit.evaluate import default_accuracy
     from grpokit.evaluate.calibrate import calibrate
+    from grpokit.profiles import resolve_training
     from grpokit.rewards.probe.config import data_rows
 
     cfg = load_config(config, overrides)
-    training = effective_training(cfg)
-    specs = cfg.rewards or (cfg.stages[-1].rewards if cfg.stages and cfg.stages[-1].rewards else [])
-    funcs, weights = build_rewards(specs)
+    training = resolve_training(cfg, cfg.final_stage())
+    rewards = build_reward_set(cfg, cfg.final_stage())
     rows = data_rows(cfg, prompts)
     model, tokenizer = _load_model(cfg)
-    result = calibrate(model, tokenizer, rows, funcs, weights, samples=samples,
-                       num_generations=int(training.get("num_generations", 8) or 8),
+    result = calibrate(model, tokenizer, rows, rewards.funcs, rewards.weights, samples=samples,
+                       num_generations=int(training["num_generations"]),
                        accuracy=default_accuracy([r.get("answer") for r in rows]),
-                       max_new_tokens=int(training.get("max_completion_length", 256) or 256),
-                       temperature=float(training.get("temperature", 1.0) or 1.0))
+                       max_new_tokens=int(training["max_completion_length"]),
+                       temperature=float(training["temperature"]))
     return result, rows
 
 

@@ -67,7 +67,7 @@ def _dry_run(cfg, console) -> None:
     from grpokit.config import dump_yaml
 
     console.print("# resolved config", highlight=False)
-    console.print(dump_yaml(cfg), highlight=False, markup=False)
+    console.print(dump_yaml(profiles.resolved_config(cfg)), highlight=False, markup=False)
     for stage in cfg.stages or [None]:
         args = profiles.build_grpo_config(cfg, stage, check_hardware=False)
         title = f"GRPOConfig for stage {stage.name}" if stage is not None else "GRPOConfig"

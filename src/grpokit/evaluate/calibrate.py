@@ -54,6 +54,7 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
               easy: float = 1.0, hard: float = 0.0) -> dict:
     """Sample `samples` completions per row, score them, and summarise difficulty (see the module doc)."""
     from grpokit.doctor import ProbeGroup, score_groups
+    from grpokit.rewards.reward_set import RewardSet
 
     if samples < 2:
         raise ValueError("samples must be at least 2: one completion per prompt says nothing about variance")
@@ -70,9 +71,10 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
     conversational = any(isinstance(r["prompt"], list) for r in rows)
     funcs = list(reward_funcs) + ([accuracy] if accuracy is not None else [])
     # The accuracy reward rides along at weight 0: it decides pass/fail, not the group's total.
-    score_groups(groups, funcs, list(weights) + ([0.0] if accuracy is not None else []), rows,
-                 [r["prompt"] for r in rows], conversational)
-    acc_name = getattr(accuracy, "__name__", None) if accuracy is not None else None
+    rewards = RewardSet(funcs, list(weights) + ([0.0] if accuracy is not None else []))
+    score_groups(groups, rewards, rows, [r["prompt"] for r in rows], conversational)
+    # Its column: the set's last name, suffixed where a training reward has the same __name__.
+    acc_name = rewards.names[-1] if accuracy is not None else None
     prompts = []
     for index, group in enumerate(groups):
         acc = [v for v in group.scores.get(acc_name, [])] if acc_name else []
@@ -88,7 +90,7 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
         "predicted_zero_variance_share": statistics.fmean(p.zero_variance for p in prompts),
         "mean_pass_rate": _mean([p.pass_rate for p in prompts]),
         "too_easy": counts["too_easy"], "too_hard": counts["too_hard"], "in_range": counts["in_range"],
-        "accuracy_reward": acc_name,
+        "accuracy_reward": getattr(accuracy, "__name__", None) if accuracy is not None else None,
         "per_prompt": [asdict(p) for p in prompts],
     }
 

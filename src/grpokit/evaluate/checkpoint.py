@@ -30,34 +30,15 @@ def find_checkpoint(path: str | Path) -> Path:
     return max(found, key=lambda d: max(f.stat().st_mtime for f in d.iterdir()))
 
 
-def _rewards_of(cfg) -> tuple[list, list[float]]:
-    from grpokit import rewards
-
-    specs = cfg.rewards or (cfg.stages[-1].rewards if cfg.stages and cfg.stages[-1].rewards else [])
-    return [rewards.get(s.name, **(s.params or {})) for s in specs], [float(s.weight) for s in specs]
-
-
-def _training_value(cfg, key: str, default):
-    try:
-        from grpokit.config import effective_training
-
-        return effective_training(cfg).get(key, default) or default
-    except ImportError:
-        return (cfg.training or {}).get(key, default) or default
-
-
 def _load(cfg, checkpoint: Path | None):
     """(model, tokenizer): the base model, or the base with `checkpoint` (a LoRA adapter or full weights)."""
     import dataclasses
 
     from grpokit.models import load_model
 
-    try:
-        from grpokit.profiles import model_dtype
+    from grpokit.profiles import model_dtype
 
-        dtype = model_dtype(cfg)
-    except ImportError:
-        dtype = "float32"
+    dtype = model_dtype(cfg)
     if checkpoint is None:
         return load_model(cfg.model, dtype=dtype, trainable=False)
     if (checkpoint / "adapter_config.json").is_file():
@@ -119,7 +100,9 @@ def evaluate_checkpoint(
     """
     import dataclasses
 
+    from grpokit.config import build_reward_set
     from grpokit.data import load_data
+    from grpokit.profiles import resolve_training
     from grpokit.errors import ConfigError
 
     ckpt = find_checkpoint(checkpoint)
@@ -130,11 +113,12 @@ def evaluate_checkpoint(
         held_out = load_data(cfg.data)[1]
         if held_out is None:
             raise ConfigError("data.eval_size is 0, so no prompts were held out: set it (e.g. --set data.eval_size=100 before training) or pass --eval-source")
-    funcs, weights = _rewards_of(cfg)
+    rewards = build_reward_set(cfg, cfg.final_stage())  # what the finished model was trained on
+    training = resolve_training(cfg, cfg.final_stage())
     settings = dict(
         k=k,
-        max_new_tokens=int(max_new_tokens or _training_value(cfg, "max_completion_length", 256)),
-        temperature=float(temperature if temperature is not None else _training_value(cfg, "temperature", 1.0)),
+        max_new_tokens=int(max_new_tokens or training["max_completion_length"]),
+        temperature=float(temperature if temperature is not None else training["temperature"]),
         max_prompts=max_prompts,
         batch_size=batch_size,
         accuracy=accuracy,
@@ -147,7 +131,7 @@ def evaluate_checkpoint(
             continue
         model, tok = _load(cfg, source)
         report = (lambda done, total, label=label: progress(label, done, total)) if progress else None
-        results[label] = evaluate(model, tok, held_out, funcs, weights, progress=report, **settings)
+        results[label] = evaluate(model, tok, held_out, rewards.funcs, rewards.weights, progress=report, **settings)
         _free(model)
     meta = {
         "name": cfg.name,

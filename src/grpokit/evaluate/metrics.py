@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from grpokit.completions import extract_json, extract_tag, texts
+from grpokit.rewards.reward_set import RewardSet
 
 RewardFunc = Callable[..., list]
 
@@ -59,17 +60,10 @@ def default_accuracy(answers: Sequence[Any]) -> RewardFunc | None:
     if all(_json_object(a) is not None for a in golds):
         return json_object_match  # e.g. synthetic:json: no registered reward compares objects
     if all(_looks_numeric(a) for a in golds):
-        wanted = ["numeric_match", "math_equivalence", "exact_match"]
-    elif any(ch in str(a) for a in golds for ch in "\\$^"):
-        wanted = ["math_equivalence", "exact_match"]
-    else:
-        wanted = ["exact_match"]
-    for name in wanted:
-        try:
-            return rewards.get(name)
-        except rewards.RewardConfigError:
-            continue
-    return _tag_exact_match
+        return rewards.get("numeric_match")
+    if any(ch in str(a) for a in golds for ch in "\\$^"):
+        return rewards.get("math_equivalence")
+    return rewards.get("exact_match")
 
 
 def _json_object(value: Any) -> dict | None:
@@ -98,21 +92,6 @@ def json_object_match(completions, answer=None, **kwargs):
     return out
 
 
-def _tag_exact_match(completions, answer=None, **kwargs):
-    # Fallback when the registry has no accuracy reward: the <answer> tag equals the gold text.
-    golds = answer or [None] * len(completions)
-    return [None if g is None else float((extract_tag(t, "answer") or "").strip() == str(g).strip()) for t, g in zip(texts(completions), golds)]
-
-
-def _name(func: Callable, taken: set[str]) -> str:
-    base = getattr(func, "__name__", type(func).__name__)
-    name, i = base, 2
-    while name in taken:
-        name, i = f"{base}_{i}", i + 1
-    taken.add(name)
-    return name
-
-
 def score_samples(
     samples: Sequence[dict],
     reward_funcs: Sequence[RewardFunc],
@@ -128,11 +107,9 @@ def score_samples(
         take them), `lengths` (tokens per completion), `truncated` (bools) and
         `row` (the data set row: prompt, answer and the reward columns).
     """
-    weights = list(weights) if weights is not None else [1.0] * len(reward_funcs)
-    if len(weights) != len(reward_funcs):
-        raise ValueError(f"{len(weights)} weights for {len(reward_funcs)} reward functions")
-    taken: set[str] = set()
-    names = [_name(f, taken) for f in reward_funcs]
+    rewards = RewardSet(reward_funcs, weights)  # a ValueError when the weights do not match
+    names, weights = rewards.names, rewards.weights
+    errors: dict[str, str] = {}
     sums = {n: 0.0 for n in names}
     scored = {n: 0 for n in names}
     total_reward, correct_counts, format_hits, lengths, truncated, n_done = 0.0, [], 0, [], 0, 0
@@ -144,17 +121,16 @@ def score_samples(
             raise ValueError(f"expected {k} completions per prompt, got {len(comps)}")
         columns = {key: [value] * k for key, value in row.items() if key != "prompt"}
         columns["prompts"] = [row.get("prompt")] * k
-        per_sample_total = [0.0] * k
-        per_reward = {}
-        for name, func, weight in zip(names, reward_funcs, weights):
-            values = func(comps, **columns)
-            per_reward[name] = values
-            for i, v in enumerate(values):
-                if v is not None:
-                    sums[name] += float(v)
+        batch = rewards.score(comps, **columns)
+        per_reward = batch.scores
+        for name, values in per_reward.items():
+            for v in values:
+                if v is not None and math.isfinite(v):
+                    sums[name] += v
                     scored[name] += 1
-                    per_sample_total[i] += weight * float(v)
-        total_reward += sum(per_sample_total)
+        for name, error in batch.errors.items():
+            errors.setdefault(name, error)
+        total_reward += sum(t for t in batch.totals if t is not None)
         if accuracy is not None:
             acc_values = accuracy(comps, **columns)
             if any(v is not None for v in acc_values):
@@ -184,6 +160,7 @@ def score_samples(
         "reward": total_reward / n_done if n_done else None,
         "rewards": {n: (sums[n] / scored[n] if scored[n] else None) for n in names},
         "rewards_unscored": {n: n_done - scored[n] for n in names},
+        "rewards_errors": errors,  # reward name -> its first error; those batches count as unscored
         "weights": dict(zip(names, weights)),
         "accuracy_reward": getattr(accuracy, "__name__", None) if accuracy is not None else None,
         "examples": examples,

@@ -29,18 +29,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterable, Mapping
 
-from grpokit.rewards import RewardConfigError, canonical, get
+from grpokit.rewards import RewardConfigError, canonical, get, preset
 
 RewardSpec = Callable | str | Mapping[str, Any]
 
 
 def _preset(name: str):
-    # Presets land with the reward library; looked up lazily so this module
-    # imports even where they are absent.
-    try:
-        from grpokit.rewards import preset
-    except ImportError:
-        return None
     try:
         return preset(name)
     except (KeyError, ValueError, RewardConfigError):

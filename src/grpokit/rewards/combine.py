@@ -41,6 +41,7 @@ import math
 from typing import Any, Callable, Sequence
 
 from grpokit.rewards.registry import RewardConfigError, get
+from grpokit.rewards.reward_set import unique_names
 
 _MODES = ("sum", "product", "gated")
 _MISSING = ("skip", "renormalize", "propagate")
@@ -54,16 +55,6 @@ def _resolve(item: Any, what: str) -> Callable:
     if callable(item):
         return item
     raise RewardConfigError(f"{what} must be a reward name, {{name, params}} or a reward function, got {item!r}")
-
-
-def _unique_names(funcs: Sequence[Callable]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for func in funcs:
-        base = getattr(func, "__name__", None) or type(func).__name__
-        seen[base] = seen.get(base, 0) + 1
-        out.append(base if seen[base] == 1 else f"{base}_{seen[base]}")
-    return out
 
 
 def _number(value: Any, what: str) -> float:
@@ -207,7 +198,7 @@ def combine(
     if not funcs:
         raise RewardConfigError("combine needs at least one reward")
     parts = [_resolve(f, "each reward") for f in funcs]
-    part_names = _unique_names(parts)
+    part_names = unique_names(parts)
     schedule = _Schedule(weights, len(parts))
     if mode == "gated" and gate is None:
         raise RewardConfigError("mode='gated' needs gate= (the reward that must pass, e.g. 'strict_xml_format')")

@@ -111,18 +111,22 @@ def describe(name: str) -> str:
     return _REGISTRY[canonical(name)].doc
 
 
-def get(name: str, **params) -> RewardFunc:
-    """A ready reward function for `name`, built with `params`.
+def check(name: str, **params) -> None:
+    """Raise RewardConfigError unless `get(name, **params)` would accept these parameter names.
 
-    Bad parameters fail here, at construction, with a message naming the fix.
+    Builds nothing: config validation uses it so that checking a run starts no worker.
+    Values are judged by the factory itself, when `get` builds the reward.
     """
-    entry = _REGISTRY[canonical(name)]
+    _check_entry(_REGISTRY[canonical(name)], params)
+
+
+def _check_entry(entry: _Entry, params: dict) -> None:
     if not entry.is_factory:
         if params:
             raise RewardConfigError(
                 f"reward {entry.name!r} takes no parameters, got {sorted(params)}; remove them"
             )
-        return entry.factory
+        return
     accepted = inspect.signature(entry.factory).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     if not takes_any:
@@ -140,6 +144,17 @@ def get(name: str, **params) -> RewardFunc:
                if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in params]
     if missing:
         raise RewardConfigError(_missing_message(entry, missing[0]))
+
+
+def get(name: str, **params) -> RewardFunc:
+    """A ready reward function for `name`, built with `params`.
+
+    Bad parameters fail here, at construction, with a message naming the fix.
+    """
+    entry = _REGISTRY[canonical(name)]
+    _check_entry(entry, params)
+    if not entry.is_factory:
+        return entry.factory
     try:
         func = entry.factory(**params)
     except RewardConfigError:

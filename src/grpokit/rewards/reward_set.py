@@ -1,0 +1,147 @@
+"""RewardSet: a run's rewards and weights, built once, scored the way TRL scores them.
+
+    rs = RewardSet.from_specs(cfg.rewards_for(stage))   # [{name, weight, params}, ...]
+    scored = rs.score(completions, answer=answers, prompts=prompts)
+    scored.scores["numeric_match"], scored.totals, scored.none, scored.errors
+
+TRL calls each reward on the batch, turns None into NaN, and sums weight * score
+over the rewards that scored (a NaN-aware sum). Training lets TRL do the calling;
+everything that scores outside a trainer (doctor, eval, calibration, the held-out
+callback) does it here, so they all see what training sees: a reward that raises
+is a counted error and None for that batch, never a crash and never a silent 0.
+
+`check_specs` validates names and parameters without building a reward, so config
+validation constructs nothing (and starts no worker process).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from grpokit.rewards.registry import RewardConfigError, check, get
+
+RewardFunc = Callable[..., list]
+
+
+def _field(spec: Any, key: str, default: Any = None) -> Any:
+    # Specs are config dataclasses (RewardSpec) or the same thing as a plain mapping.
+    return spec.get(key, default) if isinstance(spec, Mapping) else getattr(spec, key, default)
+
+
+def check_specs(specs: Sequence[Any], where: str = "rewards") -> None:
+    """Every spec names a registered reward with acceptable parameters and a numeric weight.
+
+    Raises RewardConfigError naming the entry (`rewards[1]: ...`); builds nothing.
+    """
+    for i, spec in enumerate(specs):
+        name, weight = _field(spec, "name"), _field(spec, "weight", 1.0)
+        if not name:
+            raise RewardConfigError(f"{where}[{i}] has no name; write it like {{name: numeric_match, weight: 1.0}}")
+        try:
+            check(name, **(_field(spec, "params") or {}))
+        except RewardConfigError as exc:
+            raise RewardConfigError(f"{where}[{i}]: {exc}") from exc
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+            raise RewardConfigError(f"{where}[{i}].weight must be a finite number, got {weight!r}")
+
+
+def unique_names(funcs: Sequence[Callable]) -> list[str]:
+    """Each reward's `__name__` (what TRL logs it under); a repeated name gets _2, _3."""
+    seen: dict[str, int] = {}
+    out = []
+    for func in funcs:
+        base = getattr(func, "__name__", None) or type(func).__name__
+        seen[base] = seen.get(base, 0) + 1
+        out.append(base if seen[base] == 1 else f"{base}_{seen[base]}")
+    return out
+
+
+def as_score(value: Any) -> float | None:
+    """A reward's value as TRL uses it: None stays None, numbers become floats; raises TypeError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"a string ({value[:40]!r})")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"a {type(value).__name__}") from None
+
+
+def call_reward(func: RewardFunc, completions: Sequence[Any], **columns) -> tuple[list[float | None], str | None]:
+    """(scores, error): one call as TRL makes it. A raise, a wrong length or a non-number is
+    the error (first 300 characters) and every score None."""
+    n = len(completions)
+    try:
+        out = list(func(completions, **columns))
+        if len(out) != n:
+            raise ValueError(f"returned {len(out)} scores for {n} completions")
+        return [as_score(v) for v in out], None
+    except Exception as exc:  # a broken reward is reported, not allowed to stop the caller
+        return [None] * n, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def weighted_totals(scores: Mapping[str, Sequence[float | None]], weights: Sequence[float],
+                    n: int) -> list[float | None]:
+    """TRL's combination: the sum of weight * score over the rewards that scored; None where none did."""
+    totals: list[float | None] = []
+    columns = list(scores.values())
+    for i in range(n):
+        parts = [(w, col[i]) for col, w in zip(columns, weights)
+                 if col[i] is not None and math.isfinite(col[i])]
+        totals.append(sum(w * s for w, s in parts) if parts else None)
+    return totals
+
+
+@dataclass
+class SetScores:
+    """One batch scored by every reward of a set."""
+
+    scores: dict[str, list[float | None]]          # reward name -> one score per completion
+    totals: list[float | None]                     # weighted, as TRL sums them
+    none: dict[str, int] = field(default_factory=dict)    # reward name -> completions it could not score
+    errors: dict[str, str] = field(default_factory=dict)  # reward name -> the error, where it failed
+
+
+class RewardSet:
+    """Reward functions with their weights and the names TRL logs them under."""
+
+    def __init__(self, funcs: Sequence[RewardFunc], weights: Sequence[float] | None = None):
+        self.funcs = list(funcs)
+        self.weights = [float(w) for w in weights] if weights is not None else [1.0] * len(self.funcs)
+        if len(self.weights) != len(self.funcs):
+            raise RewardConfigError(f"{len(self.weights)} weights for {len(self.funcs)} reward functions")
+        self.names = unique_names(self.funcs)
+
+    @classmethod
+    def from_specs(cls, specs: Sequence[Any], where: str = "rewards") -> "RewardSet":
+        """Build each `{name, weight, params}` entry through the registry (errors name the entry)."""
+        check_specs(specs, where)
+        funcs = []
+        for i, spec in enumerate(specs):
+            try:
+                funcs.append(get(_field(spec, "name"), **(_field(spec, "params") or {})))
+            except RewardConfigError as exc:
+                raise RewardConfigError(f"{where}[{i}]: {exc}") from exc
+        return cls(funcs, [_field(spec, "weight", 1.0) for spec in specs])
+
+    def __len__(self) -> int:
+        return len(self.funcs)
+
+    def describe(self) -> str:
+        """`numeric_match x2, incremental_format x0.5`: what the set scores, for messages."""
+        return ", ".join(f"{n} x{w:g}" for n, w in zip(self.names, self.weights))
+
+    def score(self, completions: Sequence[Any], **columns) -> SetScores:
+        """Score one batch; columns are the data set's, one list per column, aligned with completions."""
+        n = len(completions)
+        result = SetScores(scores={}, totals=[])
+        for name, func in zip(self.names, self.funcs):
+            values, error = call_reward(func, completions, **columns)
+            result.scores[name] = values
+            if error is not None:
+                result.errors[name] = error
+            result.none[name] = 0 if error is not None else sum(v is None for v in values)
+        result.totals = weighted_totals(result.scores, self.weights, n)
+        return result

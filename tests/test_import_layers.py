@@ -1,0 +1,90 @@
+"""The import graph keeps the house's direction: lower layers never import higher ones.
+
+Read from the source with ast (every import, including those inside functions), so
+a lazy import cannot hide a wrong-way dependency.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "grpokit"
+
+# The reward library is usable (and testable) without the training stack.
+HEAVY = ("torch", "transformers", "trl", "peft", "accelerate")
+# Above train: what runs it (the CLI and its commands, the demo, `python -m grpokit`).
+TOP = ("grpokit.train", "grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.__main__")
+# (module, imported package, why it is allowed)
+ALLOWED = {
+    ("grpokit.rewards.length", "transformers"):
+        "a tokenizer by name, loaded only when a config asks length rewards to count tokens with it",
+}
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, name: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against this module's package
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from grpokit import train`
+    return found
+
+
+def _under(name: str, prefixes) -> str | None:
+    return next((p for p in prefixes if name == p or name.startswith(p + ".")), None)
+
+
+def violations(root: Path = SRC) -> list[str]:
+    """One line per import that goes the wrong way."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        name = module_name(path, root)
+        for imported in sorted(imports_of(path, name)):
+            if _under(name, ("grpokit.rewards",)):
+                heavy = _under(imported, HEAVY)
+                if heavy and (name, heavy) not in ALLOWED:
+                    out.append(f"{name} imports {imported}: the reward library must not need {heavy}")
+            if not _under(name, TOP) and _under(imported, TOP):
+                out.append(f"{name} imports {imported}: nothing below train imports train, the CLI or commands")
+    return out
+
+
+def test_the_package_imports_one_way():
+    assert violations() == []
+
+
+def test_a_planted_violation_is_found(tmp_path):
+    # A copy of the real tree with one wrong-way import added: the checker must name it.
+    import shutil
+
+    root = tmp_path / "grpokit"
+    shutil.copytree(SRC, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "rewards" / "planted.py").write_text("def f():\n    import torch\n    from ..train import train\n")
+    (root / "data" / "planted.py").write_text("from grpokit import cli\n")
+    found = violations(root)
+    assert found == [
+        "grpokit.data.planted imports grpokit.cli: nothing below train imports train, the CLI or commands",
+        "grpokit.rewards.planted imports grpokit.train: nothing below train imports train, the CLI or commands",
+        "grpokit.rewards.planted imports grpokit.train.train: nothing below train imports train, the CLI or commands",
+        "grpokit.rewards.planted imports torch: the reward library must not need torch",
+    ]
+
+
+def test_allowed_exceptions_still_exist():
+    # An allowance for an import that is gone would silently permit the next one.
+    for module, package in ALLOWED:
+        path = SRC.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        assert any(_under(i, (package,)) for i in imports_of(path, module)), (module, package)
