@@ -460,7 +460,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
         where = "training" if stage is None else f"stages[{stage.name}] training"
         check_batch(resolve_training(cfg, stage), where)
     _check_health(cfg.health)
-    check_tools(cfg.tools, cfg.environment, effective_training(cfg), cfg.data.conversational)
+    check_tools(cfg.tools, cfg.environment, resolve_training(cfg, None), cfg.data.conversational)
     check_eval(cfg.eval, cfg.data.eval_size)
     if check_data:
         from grpokit.data import validate_data

@@ -91,7 +91,7 @@ class PythonTool:
         output = (_with_cut_note(result.stdout) + _with_cut_note(result.stderr)).strip()
         if result.status in ("cancelled", "sandbox_error"):
             raise ToolError(f"the sandbox could not run the code ({result.error}); try again")
-        if result.error == "timeout":
+        if result.status == "timeout" or str(result.error or "").startswith("timeout"):
             raise ToolError(f"{output}\nTimeoutError: the code ran longer than {self.limits.wall_s:g} s".strip())
         if result.error not in (None, "wrong output"):
             # A traceback from the harness, or the process was stopped (memory, file size, signal).
