@@ -46,9 +46,9 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=16)
     parser.add_argument("--samples", type=int, default=8)
     opts = parser.parse_args()
-    from grpokit.config import ModelConfig
+    from grpokit.config.run_config import ModelConfig
     from grpokit.evaluate.calibrate import calibrate
-    from grpokit.models import add_response_prefix, load_model
+    from grpokit.training.models import add_response_prefix, load_model
     from grpokit.rewards import get
 
     rng = random.Random(0)

@@ -37,10 +37,10 @@ def main() -> None:
     parser.add_argument("--out", default=str(RESULTS / "calibration.json"))
     opts = parser.parse_args()
 
-    from grpokit.config import build_reward_set, load_config
-    from grpokit.profiles import resolve_training
+    from grpokit.config.run_config import build_reward_set, load_config
+    from grpokit.config.profiles import resolve_training
     from grpokit.data import load_data
-    from grpokit.doctor import _load_model
+    from grpokit.health.doctor import _load_model
     from grpokit.evaluate import default_accuracy
     from grpokit.evaluate.calibrate import calibrate
 
@@ -101,7 +101,7 @@ def main() -> None:
 
 def _train_on(cfg, subset, *, steps: int) -> tuple[list[dict], float]:
     """Train on `subset` in order, each prompt once; returns the metrics.jsonl records and seconds."""
-    from grpokit.train import train
+    from grpokit.training.trainer import train
 
     out = Path(tempfile.mkdtemp(prefix="grpokit-calibration-")) / "run"
     cfg.output_dir = str(out)

@@ -29,7 +29,7 @@ def main() -> None:
     from rich.console import Console
 
     from grpokit.demo import read_metrics, run_demo
-    from grpokit.report import write_report
+    from grpokit.reporting.report import write_report
 
     out = Path(tempfile.mkdtemp(prefix="grpokit-demo-")) / "run"
     started = time.time()

@@ -5,7 +5,7 @@
 
 Each prints one line `RESULT {json}` last. `prepare` builds the random stand-in models,
 saves them, measures generation tokens/s on them and describes the machine; `train`
-trains a few GRPO steps through grpokit.train.train (profiles, model loading, health
+trains a few GRPO steps through grpokit.training.trainer.train (profiles, model loading, health
 and metrics callbacks as a user run gets them) and reports step times, the peak memory
 against the doctor's estimate for the same config, and the health callback's time.
 """
@@ -112,7 +112,7 @@ def prepare(spec: dict) -> dict:
 
 
 def run_config(spec: dict, output_dir: str):
-    from grpokit.config import from_dict
+    from grpokit.config.run_config import from_dict
 
     training = fixed_length({"num_generations": spec["num_generations"], "max_steps": spec["steps"],
                              "max_completion_length": spec["completion_tokens"], "learning_rate": 1e-5,
@@ -133,10 +133,10 @@ def doctor_estimate(cfg, cuda: bool) -> dict:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from grpokit import profiles
+    from grpokit.config import profiles
     from grpokit.data import load_data
-    from grpokit.doctor import memory_parts, prompt_lengths
-    from grpokit.models import load_tokenizer
+    from grpokit.health.doctor import memory_parts, prompt_lengths
+    from grpokit.training.models import load_tokenizer
 
     dtype = getattr(torch, profiles.model_dtype(cfg))
     with torch.device("meta"):
@@ -151,7 +151,7 @@ def doctor_estimate(cfg, cuda: bool) -> dict:
 
 def _record_health_callbacks() -> list:
     """Keep each HealthCallback train() builds, to read the time it spent (its `seconds`)."""
-    from grpokit.health import HealthCallback
+    from grpokit.health.callback import HealthCallback
 
     made: list = []
     build = HealthCallback.from_config
@@ -175,8 +175,8 @@ def train_run(spec: dict) -> dict:
 
     import torch
 
-    from grpokit import profiles
-    from grpokit.train import train
+    from grpokit.config import profiles
+    from grpokit.training.trainer import train
 
     cuda = torch.cuda.is_available()
     with tempfile.TemporaryDirectory() as tmp:

@@ -28,8 +28,8 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from grpokit.health import HealthCallback, RewardTracker  # noqa: E402
-from grpokit.synthetic_runs import history  # noqa: E402
+from grpokit.health.callback import HealthCallback, RewardTracker  # noqa: E402
+from grpokit.health.synthetic_runs import history  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "health_overhead.json"
 

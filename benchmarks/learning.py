@@ -83,7 +83,7 @@ def accuracy_on(model, tok, rows: list[dict], seed: int) -> dict:
     from grpokit.demo import demo_config
     from grpokit.evaluate import evaluate
     from grpokit.evaluate.during import accuracy_reward
-    from grpokit.config import build_reward_set
+    from grpokit.config.run_config import build_reward_set
 
     cfg = demo_config()
     rewards = build_reward_set(cfg)
@@ -100,8 +100,8 @@ def accuracy_on(model, tok, rows: list[dict], seed: int) -> dict:
 
 def evaluate_model(adapter: str | None, sets: dict[str, list[dict]], seed: int) -> dict:
     from grpokit.demo import demo_config
-    from grpokit.models import load_model
-    from grpokit.profiles import model_dtype
+    from grpokit.training.models import load_model
+    from grpokit.config.profiles import model_dtype
 
     cfg = demo_config()
     model, tok = load_model(cfg.model, dtype=model_dtype(cfg), adapter=adapter, trainable=False)

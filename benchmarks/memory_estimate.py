@@ -46,8 +46,8 @@ WORKER = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from transformers import TrainerCallback
-from grpokit.config import load_config
-from grpokit.train import train
+from grpokit.config.run_config import load_config
+from grpokit.training.trainer import train
 
 def hwm():
     with open("/proc/self/status") as fh:
@@ -94,15 +94,15 @@ def legacy_estimate(parts: dict, cfg, shape, prompt_len: int) -> float:
 
 def estimate(overrides: list[str]) -> tuple[dict, float]:
     sys.path.insert(0, str(ROOT / "src"))
-    from grpokit.config import load_config
+    from grpokit.config.run_config import load_config
     from grpokit.data import load_data
-    from grpokit.doctor import _load_model, memory_parts, prompt_lengths
+    from grpokit.health.doctor import _load_model, memory_parts, prompt_lengths
 
     cfg = load_config(CONFIG, overrides)
     model, tokenizer = _load_model(cfg)  # what doctor loads
     train_set = load_data(cfg.data)[0]
     rows = [dict(train_set[i]) for i in range(min(200, len(train_set)))]
-    from grpokit.doctor_checks import shape_of
+    from grpokit.health.doctor_checks import shape_of
 
     lengths = prompt_lengths(tokenizer, rows)
     parts = memory_parts(cfg, model, lengths, cuda=False)

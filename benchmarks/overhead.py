@@ -24,7 +24,7 @@ MODULE = "benchmarks.overhead"
 
 
 def _config(steps: int):
-    from grpokit.config import from_dict
+    from grpokit.config.run_config import from_dict
 
     training = _harness.fixed_length(_harness.COMMON)
     training.update(max_steps=steps, disable_tqdm=True)
@@ -41,7 +41,7 @@ def worker(variant: str, steps: int) -> dict:
     cfg = _config(steps)
     timer = _harness.StepTimer()
     if variant == "grpokit":
-        from grpokit.train import train
+        from grpokit.training.trainer import train
 
         train(cfg, callbacks=[timer])
     else:
@@ -51,9 +51,10 @@ def worker(variant: str, steps: int) -> dict:
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from trl import GRPOConfig, GRPOTrainer
 
-        from grpokit import profiles, rewards
+        from grpokit import rewards
+        from grpokit.config import profiles
         from grpokit.data import load_data
-        from grpokit.models import ensure_bundled
+        from grpokit.training.models import ensure_bundled
 
         path = ensure_bundled(cfg.model.name)
         tok = AutoTokenizer.from_pretrained(path, padding_side="left")

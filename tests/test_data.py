@@ -11,7 +11,7 @@ import pytest
 
 from grpokit.data import DataConfig, DEFAULT_SYSTEM_PROMPT, build_prompt, load_data, parse_source, reduce_answer, validate_data
 from grpokit.data import synthetic
-from grpokit.errors import ConfigError, RunError
+from grpokit.errors import ConfigError
 
 
 def write(path, text: str, encoding="utf-8"):

@@ -30,7 +30,7 @@ def test_catalogue_lists_every_registered_reward():
 
 
 def test_troubleshooting_lists_every_health_rule():
-    from grpokit.symptoms import SYMPTOMS
+    from grpokit.health.symptoms import SYMPTOMS
 
     page = (ROOT / "skill" / "troubleshooting.md").read_text()
     for symptom in SYMPTOMS:

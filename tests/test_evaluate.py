@@ -241,12 +241,6 @@ def test_evaluate_scores_what_the_model_wrote(tiny, held_out):
 
 # --- `grpokit eval CONFIG --checkpoint DIR` -------------------------------------------------
 
-import importlib.util  # noqa: E402
-
-needs_training_modules = pytest.mark.skipif(
-    importlib.util.find_spec("grpokit.config") is None or importlib.util.find_spec("grpokit.models") is None,
-    reason="grpokit.config / grpokit.models (the training branch) are not merged yet",
-)
 
 
 @pytest.fixture(scope="module")
@@ -307,7 +301,6 @@ def cli(*args):
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
-@needs_training_modules
 def test_eval_command_lora_checkpoint(eval_run):
     out = cli("eval", eval_run["config"], "--checkpoint", eval_run["lora"], "--k", 2, "--max-prompts", 3, "--accuracy", "none")
     assert out.exit_code == 0, out.output
@@ -320,7 +313,6 @@ def test_eval_command_lora_checkpoint(eval_run):
     assert "reward eval_cli_tag" in out.output and "written:" in out.output
 
 
-@needs_training_modules
 def test_eval_command_full_checkpoint_and_run_dir(eval_run, tmp_path):
     # A run directory resolves to its newest checkpoint; full weights load without the base's adapter.
     out = cli("eval", eval_run["config"], "--checkpoint", eval_run["full"].parent, "--k", 1, "--max-prompts", 2,
@@ -330,7 +322,6 @@ def test_eval_command_full_checkpoint_and_run_dir(eval_run, tmp_path):
     assert saved["checkpoint"] == str(eval_run["full"]) and saved["before"] is None and saved["delta"] is None
 
 
-@needs_training_modules
 @pytest.mark.parametrize(
     "args, needle",
     [

@@ -13,7 +13,12 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "grpokit"
 # The reward library is usable (and testable) without the training stack.
 HEAVY = ("torch", "transformers", "trl", "peft", "accelerate")
 # Above train: what runs it (the CLI and its commands, the demo, `python -m grpokit`).
-TOP = ("grpokit.train", "grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.__main__")
+TOP = ("grpokit.training.trainer", "grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.__main__")
+# The leaf rooms: usable without any stage of the run that sits on top of them.
+LEAVES = ("grpokit.completions", "grpokit.errors", "grpokit.optional", "grpokit.sandbox", "grpokit.rewards",
+          "grpokit.data", "grpokit.tools")
+STAGES = ("grpokit.config", "grpokit.training", "grpokit.health", "grpokit.reporting", "grpokit.evaluate",
+          "grpokit.integrations")
 # (module, imported package, why it is allowed)
 ALLOWED = {
     ("grpokit.rewards.length", "transformers"):
@@ -57,6 +62,8 @@ def violations(root: Path = SRC) -> list[str]:
                 heavy = _under(imported, HEAVY)
                 if heavy and (name, heavy) not in ALLOWED:
                     out.append(f"{name} imports {imported}: the reward library must not need {heavy}")
+            if _under(name, LEAVES) and _under(imported, STAGES):
+                out.append(f"{name} imports {imported}: a leaf package never imports a stage of the run")
             if not _under(name, TOP) and _under(imported, TOP):
                 out.append(f"{name} imports {imported}: nothing below train imports train, the CLI or commands")
     return out
@@ -72,14 +79,19 @@ def test_a_planted_violation_is_found(tmp_path):
 
     root = tmp_path / "grpokit"
     shutil.copytree(SRC, root, ignore=shutil.ignore_patterns("__pycache__"))
-    (root / "rewards" / "planted.py").write_text("def f():\n    import torch\n    from ..train import train\n")
+    (root / "rewards" / "planted.py").write_text("def f():\n    import torch\n    from ..training.trainer import train\n")
     (root / "data" / "planted.py").write_text("from grpokit import cli\n")
+    (root / "tools" / "planted.py").write_text("from grpokit.health.rules import HealthConfig\n")
     found = violations(root)
     assert found == [
         "grpokit.data.planted imports grpokit.cli: nothing below train imports train, the CLI or commands",
-        "grpokit.rewards.planted imports grpokit.train: nothing below train imports train, the CLI or commands",
-        "grpokit.rewards.planted imports grpokit.train.train: nothing below train imports train, the CLI or commands",
+        "grpokit.rewards.planted imports grpokit.training.trainer: a leaf package never imports a stage of the run",
+        "grpokit.rewards.planted imports grpokit.training.trainer: nothing below train imports train, the CLI or commands",
+        "grpokit.rewards.planted imports grpokit.training.trainer.train: a leaf package never imports a stage of the run",
+        "grpokit.rewards.planted imports grpokit.training.trainer.train: nothing below train imports train, the CLI or commands",
         "grpokit.rewards.planted imports torch: the reward library must not need torch",
+        "grpokit.tools.planted imports grpokit.health.rules: a leaf package never imports a stage of the run",
+        "grpokit.tools.planted imports grpokit.health.rules.HealthConfig: a leaf package never imports a stage of the run",
     ]
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from grpokit import profiles
-from grpokit.config import load_config
+from grpokit.config import profiles
+from grpokit.config.run_config import load_config
 from grpokit.errors import ConfigError
 from grpokit.rewards import names, register
 

@@ -11,7 +11,6 @@ import pytest
 from grpokit.errors import ConfigError
 from grpokit.integrations.vllm_server import build_command, exposed_warning, settings_from_config
 
-HAS_CONFIG = importlib.util.find_spec("grpokit.config") is not None
 HAS_VLLM = importlib.util.find_spec("vllm") is not None
 
 
@@ -86,7 +85,6 @@ def test_exposed_warning(host, warned):
 
 # --- the command --------------------------------------------------------------------------
 
-needs_config = pytest.mark.skipif(not HAS_CONFIG, reason="grpokit.config (the training branch) is not merged yet")
 
 
 @pytest.fixture
@@ -108,7 +106,6 @@ def grpokit(*args):
     return subprocess.run([sys.executable, "-m", "grpokit", *args], capture_output=True, text=True, timeout=300)
 
 
-@needs_config
 def test_serve_dry_run_prints_the_command(config_file):
     out = grpokit("serve", str(config_file), "--dry-run", "--tensor-parallel-size", "2")
     assert out.returncode == 0, out.stderr
@@ -117,13 +114,11 @@ def test_serve_dry_run_prints_the_command(config_file):
     assert "warning" not in out.stderr
 
 
-@needs_config
 def test_serve_warns_when_exposed(config_file):
     out = grpokit("serve", str(config_file), "--dry-run", "--host", "0.0.0.0")
     assert out.returncode == 0 and "anyone who can reach port 8011" in out.stderr
 
 
-@needs_config
 @pytest.mark.skipif(HAS_VLLM, reason="vLLM is installed here")
 def test_serve_without_vllm_is_a_clear_error(config_file):
     out = grpokit("serve", str(config_file))
@@ -132,13 +127,11 @@ def test_serve_without_vllm_is_a_clear_error(config_file):
     assert "Traceback" not in out.stderr
 
 
-@needs_config
 def test_serve_bad_config_exits_2(tmp_path):
     out = grpokit("serve", str(tmp_path / "missing.yaml"), "--dry-run")
     assert out.returncode == 2 and "not found" in out.stderr
 
 
-@pytest.mark.skipif(importlib.util.find_spec("grpokit.profiles") is None, reason="grpokit.profiles (the training branch) is not merged yet")
 @pytest.mark.parametrize(
     "training",
     [
@@ -151,8 +144,8 @@ def test_server_and_trainer_agree_on_the_address(training):
     # `grpokit serve CONFIG` must listen where `grpokit train CONFIG` (TRL's client) will connect.
     from urllib.parse import urlparse
 
-    from grpokit import profiles
-    from grpokit.config import from_dict
+    from grpokit.config import profiles
+    from grpokit.config.run_config import from_dict
 
     cfg = from_dict({"name": "x", "model": {"name": "Qwen/Qwen2.5-1.5B-Instruct"}, "profile": "vllm",
                      "training": {"num_generations": 8, **training}}, validate=False)

@@ -145,8 +145,7 @@ def test_setup_is_a_no_op_when_unset_and_refuses_several_processes(monkeypatch):
 
 @pytest.mark.parametrize("value, ok", [(3, True), (0, False), (True, False), ("2", False), (1.5, False)])
 def test_config_key_is_validated(value, ok):
-    pytest.importorskip("grpokit.config")
-    from grpokit.config import from_dict
+    from grpokit.config.run_config import from_dict
 
     raw = {"name": "zv", "model": {"name": "bundled:smollm2-135m-instruct"},
            "data": {"source": "synthetic:arithmetic", "drop_zero_variance_after": value},
@@ -174,9 +173,9 @@ def test_training_stops_drawing_flat_prompts(tmp_path_factory):
     # Without the filter, 8 steps x 2 prompts are two full passes over the 8 rows: each even row comes twice (8).
     pytest.importorskip("trl")
     from benchmarks.tiny_model import make_tiny_model
-    from grpokit.config import from_dict
+    from grpokit.config.run_config import from_dict
     from grpokit.rewards import names, register
-    from grpokit.train import train
+    from grpokit.training.trainer import train
 
     if "zv_parity" not in names():
         register("zv_parity")(zv_parity)

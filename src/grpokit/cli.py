@@ -8,10 +8,9 @@ unexpected exception prints one line and the path of its traceback log, exit 1.
 """
 from __future__ import annotations
 
-import importlib
-
 import typer
 
+from grpokit.commands import calibrate, evaluate, health, recipes, rewards, serve, train
 from grpokit.commands.guard import guard_all
 
 app = typer.Typer(
@@ -22,11 +21,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# One module per command group; each owns its commands.
-_COMMAND_MODULES = ("rewards", "train", "health", "scale", "recipes", "calibrate")
-
-for _name in _COMMAND_MODULES:
-    importlib.import_module(f"grpokit.commands.{_name}").register(app)
+# The order here is the order of `grpokit --help`: the run first, then the checks around it.
+for _group in (rewards, train, health, serve, evaluate, recipes, calibrate):
+    _group.register(app)
 
 # Last, so every command above ends its errors the same way (grpokit/commands/guard.py).
 guard_all(app)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from grpokit.config import RunConfig, _numbers, from_dict
+from grpokit.config.run_config import RunConfig, _numbers, from_dict
 
 DEMO_YAML = """
 name: cpu-demo
@@ -103,7 +103,7 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
     steps: training steps (with `staged`, a third of them format-only, the rest every reward).
     staged: the format-first comparison arm of benchmarks/learning.py.
     """
-    from grpokit.train import train
+    from grpokit.training.trainer import train
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     changes: dict = {"name": f"cpu-demo-{stamp}"}
@@ -144,7 +144,7 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
 
 def final_adapter(cfg: RunConfig, run_dir: Path) -> Path:
     """The weights the run ended with (the last stage's final/)."""
-    from grpokit.train import stage_final
+    from grpokit.training.trainer import stage_final
 
     return stage_final(cfg, cfg.stages[-1] if cfg.stages else None)
 
@@ -153,9 +153,9 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
     """Sampled rewards and accuracy of the base model and the trained adapter on the same held-out prompts."""
     from grpokit.evaluate import compare, evaluate, write_eval
     from grpokit.evaluate.during import accuracy_reward
-    from grpokit.models import load_model
-    from grpokit.profiles import model_dtype
-    from grpokit.config import build_reward_set
+    from grpokit.training.models import load_model
+    from grpokit.config.profiles import model_dtype
+    from grpokit.config.run_config import build_reward_set
 
     rewards = build_reward_set(cfg)
     settings = dict(k=samples, max_new_tokens=int(cfg.training["max_completion_length"]), accuracy=accuracy_reward(cfg.rewards),

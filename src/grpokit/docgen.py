@@ -35,12 +35,12 @@ def reward_catalogue() -> str:
 
 def alert_thresholds() -> str:
     """When each live alert fires, with HealthConfig's defaults filled in and the keys that change them."""
-    from grpokit.health_rules import HealthConfig
-    from grpokit.symptoms import SYMPTOMS
+    from grpokit.health.rules import HealthConfig
+    from grpokit.health.symptoms import SYMPTOMS
 
     defaults = HealthConfig().to_dict()
     lines = [
-        "Every threshold is a key of the run config's `health:` section (`grpokit.health_rules.HealthConfig`), "
+        "Every threshold is a key of the run config's `health:` section (`grpokit.health.rules.HealthConfig`), "
         "e.g. `health: {clipped_ratio: 0.9, no_signal_steps: 8}` or `--set health.kl_max=1.0`; "
         "`health: {disable: [reward_stuck]}` switches a rule off.",
         "",
@@ -72,11 +72,11 @@ def alert_thresholds() -> str:
 
 
 def troubleshooting() -> str:
-    from grpokit import symptoms
-    from grpokit.diagnose import explain_loss
+    from grpokit.health import symptoms
+    from grpokit.health.diagnose import explain_loss
 
     return (HEADER + "\n# Troubleshooting: symptom -> cause -> fix\n\n"
-            "The same table drives the live alerts (`grpokit.health`), `grpokit report` and "
+            "The same table drives the live alerts (`grpokit.health.callback`), `grpokit report` and "
             "`grpokit doctor`; each row's rule is the `rule` field of `alerts.jsonl`.\n\n"
             + symptoms.to_markdown().rstrip() + "\n\n## When each alert fires\n\n" + alert_thresholds().rstrip()
             + "\n\n## Reading the loss\n\n" + explain_loss().rstrip() + "\n")

@@ -7,7 +7,6 @@ import pytest
 from typer.testing import CliRunner
 
 pytest.importorskip("torch")
-pytest.importorskip("grpokit.config")
 
 from grpokit.cli import app  # noqa: E402
 

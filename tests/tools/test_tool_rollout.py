@@ -1,4 +1,4 @@
-"""A real multi-turn GRPO rollout with tools, on the tiny test model, through grpokit.train.
+"""A real multi-turn GRPO rollout with tools, on the tiny test model, through grpokit.training.trainer.
 
 Generation is scripted (the random tiny model would never write a tool call): the
 trainer's single-turn generator is replaced by one that returns fixed replies
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grpokit.config import from_dict
+from grpokit.config.run_config import from_dict
 
 pytestmark = pytest.mark.slow
 
@@ -72,7 +72,7 @@ def chatml_tiny(tmp_path_factory):
 def test_multi_turn_rollout_runs_tools_in_the_sandbox(chatml_tiny, tmp_path, monkeypatch):
     from trl import GRPOTrainer
 
-    from grpokit.train import train
+    from grpokit.training.trainer import train
 
     path, tokenizer = chatml_tiny
     script = Script(tokenizer)

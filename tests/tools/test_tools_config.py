@@ -5,7 +5,7 @@ import inspect
 
 import pytest
 
-from grpokit.config import from_dict
+from grpokit.config.run_config import from_dict
 from grpokit.errors import ConfigError
 from grpokit.tools import ToolSpec, trainer_kwargs
 from grpokit.tools.config import EnvironmentConfig, apply_to_args
@@ -43,7 +43,7 @@ def test_config_maps_to_trl_arguments(tmp_path):
     kwargs = trainer_kwargs(cfg.tools, cfg.environment)
     from trl import GRPOTrainer
 
-    from grpokit.profiles import build_grpo_config
+    from grpokit.config.profiles import build_grpo_config
 
     # Every key is a real GRPOTrainer argument: environment_factory, TRL's per-rollout environments.
     assert set(kwargs) == {"environment_factory"}
@@ -75,9 +75,9 @@ def test_tool_schemas_render_from_docstrings():
 
 
 def test_tool_health_rules_and_report_panel():
-    from grpokit.health_rules import HealthConfig, replay
-    from grpokit.report import panels
-    from grpokit.synthetic_runs import history
+    from grpokit.health.rules import HealthConfig, replay
+    from grpokit.reporting.report import panels
+    from grpokit.health.synthetic_runs import history
 
     for scenario in ("tool_calls_fail", "tool_never_called", "tool_turn_limit"):
         records = history(scenario, steps=30)

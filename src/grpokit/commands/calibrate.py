@@ -42,11 +42,11 @@ def calibrate_command(
 
 
 def _calibrate(config: str, overrides: list[str], samples: int, prompts: int):
-    from grpokit.config import build_reward_set, load_config
-    from grpokit.doctor import _load_model
+    from grpokit.config.run_config import build_reward_set, load_config
+    from grpokit.health.doctor import _load_model
     from grpokit.evaluate import default_accuracy
     from grpokit.evaluate.calibrate import calibrate
-    from grpokit.profiles import resolve_training
+    from grpokit.config.profiles import resolve_training
     from grpokit.rewards.probe.config import data_rows
 
     cfg = load_config(config, overrides)

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="print the checks as JSON"),
     ):
         """Check the environment, the config, memory, token lengths, and a sample of generations."""
-        from grpokit.doctor import print_checks, run_doctor
+        from grpokit.health.doctor import print_checks, run_doctor
         from grpokit.errors import ConfigError
 
         if config is not None and not config.is_file():
@@ -52,8 +52,8 @@ def register(app: typer.Typer) -> None:
         """Write curves.png and report.html for a run, and print the diagnosis."""
         if not run_dir.is_dir():
             _fail_usage(f"{run_dir} is not a directory; pass a run directory such as runs/<name>")
-        from grpokit.diagnose import diagnose, format_findings, load_run
-        from grpokit.report import write_report
+        from grpokit.health.diagnose import diagnose, format_findings, load_run
+        from grpokit.reporting.report import write_report
 
         paths = write_report(run_dir, out)
         findings = diagnose(load_run(run_dir))

@@ -11,7 +11,7 @@ message list), any columns the rewards read (answer, tests, schema, reference,
 sources, prompt/prompts, ...) and optionally `label` (true/false or a number:
 is this completion good?), which is checked against every reward's scores.
 Exit codes: 0 fine, 1 a reward raised or returned NaN/infinity, or a
-correctness reward agrees weakly with the labels (grpokit/label_agreement.py),
+correctness reward agrees weakly with the labels (grpokit/rewards/agreement.py),
 2 bad usage.
 """
 from __future__ import annotations
@@ -132,7 +132,7 @@ def _list(as_json: bool, family: Optional[str]) -> None:
 
 
 def _test(samples: Path, rewards: list[str], preset_name: Optional[str], as_json: bool, limit: Optional[int], rows: int) -> int:
-    from grpokit.debug import debug_reward
+    from grpokit.rewards.debug import debug_reward
     from grpokit.rewards import get, get_preset, preset
 
     if not rewards and not preset_name:
@@ -170,7 +170,7 @@ def _describe(name: str) -> None:
 
 def _with_imports(imports: list[str], action):
     # The same loader a config's `imports:` uses, so a custom reward is tested as it will train.
-    from grpokit.plugins import load_imports
+    from grpokit.config.plugins import load_imports
 
     load_imports(imports)
     return action()
@@ -233,7 +233,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _probe(config: str, overrides: list[str], rows: int, as_json: bool) -> int:
-    from grpokit.config import load_config
+    from grpokit.config.run_config import load_config
     from grpokit.rewards.probe.config import data_rows, probe_config, render
 
     cfg = load_config(config, overrides)

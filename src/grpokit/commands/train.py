@@ -12,7 +12,7 @@ def _run_console():
     so `run directory`, the progress line and `done` appear once, however many processes train."""
     from rich.console import Console
 
-    from grpokit.ranks import is_main_process
+    from grpokit.training.ranks import is_main_process
 
     return Console(soft_wrap=True, quiet=not is_main_process())
 
@@ -22,7 +22,7 @@ def _fail(console, exc: Exception) -> None:
     from rich.text import Text
 
     from grpokit.errors import ConfigError
-    from grpokit.ranks import rank
+    from grpokit.training.ranks import rank
 
     code = 2 if isinstance(exc, ConfigError) else 1
     label = "config error" if code == 2 else "run failed"
@@ -47,13 +47,13 @@ def train_command(
 
     console = _run_console()
     try:
-        from grpokit.config import dump_yaml, load_config
+        from grpokit.config.run_config import load_config
 
         cfg = load_config(config, set_ or [])
         if dry_run:
             _dry_run(cfg, console)
             return
-        from grpokit.train import train
+        from grpokit.training.trainer import train
 
         console.print(f"run directory: {cfg.run_dir}")
         run_dir = train(cfg, resume=resume, console=console)
@@ -63,8 +63,8 @@ def train_command(
 
 
 def _dry_run(cfg, console) -> None:
-    from grpokit import profiles
-    from grpokit.config import dump_yaml
+    from grpokit.config import profiles
+    from grpokit.config.run_config import dump_yaml
 
     console.print("# resolved config", highlight=False)
     console.print(dump_yaml(profiles.resolved_config(cfg)), highlight=False, markup=False)

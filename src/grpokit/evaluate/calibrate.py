@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from math import comb
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from grpokit.evaluate.generation import generate_samples
 
@@ -53,7 +53,7 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
               temperature: float = 1.0, top_p: float = 1.0, batch_size: int = 4, seed: int = 0,
               easy: float = 1.0, hard: float = 0.0) -> dict:
     """Sample `samples` completions per row, score them, and summarise difficulty (see the module doc)."""
-    from grpokit.doctor import ProbeGroup, score_groups
+    from grpokit.health.doctor import ProbeGroup, score_groups
     from grpokit.rewards.reward_set import RewardSet
 
     if samples < 2:

@@ -34,9 +34,9 @@ def _load(cfg, checkpoint: Path | None):
     """(model, tokenizer): the base model, or the base with `checkpoint` (a LoRA adapter or full weights)."""
     import dataclasses
 
-    from grpokit.models import load_model
+    from grpokit.training.models import load_model
 
-    from grpokit.profiles import model_dtype
+    from grpokit.config.profiles import model_dtype
 
     dtype = model_dtype(cfg)
     if checkpoint is None:
@@ -52,7 +52,7 @@ def _load(cfg, checkpoint: Path | None):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from grpokit.models import load_tokenizer, resolve_source
+    from grpokit.training.models import load_tokenizer, resolve_source
 
     source, extra = resolve_source(cfg.model.name)
     tok = load_tokenizer(source, extra, cfg.model.trust_remote_code)
@@ -100,9 +100,9 @@ def evaluate_checkpoint(
     """
     import dataclasses
 
-    from grpokit.config import build_reward_set
+    from grpokit.config.run_config import build_reward_set
     from grpokit.data import load_data
-    from grpokit.profiles import resolve_training
+    from grpokit.config.profiles import resolve_training
     from grpokit.errors import ConfigError
 
     ckpt = find_checkpoint(checkpoint)

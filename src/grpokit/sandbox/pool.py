@@ -220,7 +220,7 @@ class SandboxPool:
         thread = threading.Thread(target=writer, name="grpokit-sandbox-writer", daemon=True)
         thread.start()
         deadline = None if budget_s is None else time.monotonic() + float(budget_s)
-        cancelled = False
+        cancelled, cancel_time = False, 0.0
         fd = proc.stdout.fileno()
         reader = codec.FrameReader()
         broken = None

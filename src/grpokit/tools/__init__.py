@@ -4,7 +4,7 @@
 
 A run config's `tools:` list names the tools (`python`, `calculator`, `search`, or
 the user's own from `imports:`); `environment:` sets the turn limit, the chat
-template and the output cap. train.py passes `ToolEnvironmentFactory` to
+template and the output cap. training/trainer.py passes `ToolEnvironmentFactory` to
 GRPOTrainer as `environment_factory`: one environment per rollout, reset before
 each episode, its methods the tools. One file per job:
 

@@ -1,0 +1,276 @@
+"""Diagnosis of a run directory: replay the health rules over metrics.jsonl, merge
+the live alerts, and say in plain words what is wrong and what to change.
+
+Works on a run that is still going: a half-written last line is skipped.
+
+    for finding in diagnose("runs/math-demo"):
+        print(finding.severity, finding.title, finding.fix)
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grpokit.health.rules import HealthConfig, expected_logged_steps, finite, is_held_out_log, is_train_log, replay
+from grpokit.health.symptoms import BY_RULE, SYMPTOMS, Symptom, to_markdown  # noqa: F401  (to_markdown re-exported)
+
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: str               # critical | warning | info
+    title: str
+    evidence: str               # what was measured, with steps and numbers
+    cause: str
+    fix: str
+    first_step: int | None = None
+    last_step: int | None = None
+    count: int = 1
+    sources: list[str] = field(default_factory=list)  # "metrics" (replayed) and/or "alerts" (live)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunData:
+    run_dir: Path
+    metrics: list[dict[str, Any]]
+    alerts: list[dict[str, Any]]
+    completions: list[dict[str, Any]]
+    eval: Any
+    config: dict[str, Any]
+    skipped_lines: int = 0      # unreadable lines (a partial last line of a live run, or corruption)
+
+    @property
+    def train_metrics(self) -> list[dict[str, Any]]:
+        return [r for r in self.metrics if is_train_log(r)]
+
+    @property
+    def curve_metrics(self) -> list[dict[str, Any]]:
+        """Training logs and held-out evaluation records, in the order they were written."""
+        return [r for r in self.metrics if is_train_log(r) or is_held_out_log(r)]
+
+    @property
+    def finished(self) -> bool:
+        """True when the run logged its summary or reached training.max_steps."""
+        if any("train_runtime" in r for r in self.metrics):
+            return True
+        training = self.config.get("training") if isinstance(self.config.get("training"), dict) else {}
+        max_steps = finite(training.get("max_steps"))
+        train = self.train_metrics
+        last = finite(train[-1].get("step")) if train else None
+        stages = self.config.get("stages")
+        # With stages each stage counts its own steps; only a single-stage run can be judged this way.
+        return bool(max_steps and last and not stages and last >= max_steps)
+
+
+def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Records from a JSON-lines file and how many lines could not be read.
+
+    A run still writing can leave a partial last line; NaN/Infinity (as Python's
+    json writes them) are accepted.
+    """
+    if not path.is_file():
+        return [], 0
+    records, bad = [], 0
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested thousands deep
+                bad += 1
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+            else:
+                bad += 1
+    return records, bad
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        from grpokit.config.safe_yaml import load
+
+        data = load(path.read_bytes(), str(path))
+    except Exception:  # a broken config.yaml must not stop the diagnosis of the metrics
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_run(run_dir: str | Path) -> RunData:
+    run_dir = Path(run_dir)
+    metrics, bad_m = read_jsonl(run_dir / "metrics.jsonl")
+    alerts, bad_a = read_jsonl(run_dir / "alerts.jsonl")
+    completions, bad_c = read_jsonl(run_dir / "completions.jsonl")
+    eval_data = None
+    if (run_dir / "eval.json").is_file():
+        try:
+            eval_data = json.loads((run_dir / "eval.json").read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            eval_data = None
+    return RunData(run_dir, metrics, alerts, completions, eval_data, _read_yaml(run_dir / "config.yaml"),
+                   skipped_lines=bad_m + bad_a + bad_c)
+
+
+def health_config_for(config: dict[str, Any], metrics: list[dict[str, Any]] | None = None) -> HealthConfig:
+    """The run's own thresholds (its `health:` section), with the length limit from `training:`.
+
+    When the config does not name the limit (a profile default), it is read off the metrics:
+    at a step where some completions were clipped, completions/max_length is the limit.
+    """
+    health = dict(config.get("health") or {})
+    training = config.get("training") or {}
+    try:
+        hc = HealthConfig.from_dict(health)
+    except ValueError:
+        hc = HealthConfig()  # diagnosis of a run with a bad health section still uses the defaults
+    if hc.max_completion_length is None and isinstance(training, dict):
+        limit = finite(training.get("max_completion_length"))
+        hc.max_completion_length = int(limit) if limit else None
+    if hc.expected_logged_steps is None and isinstance(training, dict):
+        # The live callback caps patience by the run's length; the replay must judge the same way.
+        hc.expected_logged_steps = expected_logged_steps(training.get("max_steps"), training.get("logging_steps", 1))
+    if hc.max_completion_length is None and metrics:
+        clipped = [finite(r.get("completions/max_length")) for r in metrics
+                   if (finite(r.get("completions/clipped_ratio")) or 0) > 0]
+        clipped = [v for v in clipped if v]
+        hc.max_completion_length = int(max(clipped)) if clipped else None
+    return hc
+
+
+def _symptom_finding(symptom: Symptom, evidence: str, steps: list[int], source: str) -> Finding:
+    return Finding(rule=symptom.rule, severity=symptom.severity, title=symptom.title, evidence=evidence,
+                   cause=symptom.cause, fix=symptom.fix, first_step=min(steps) if steps else None,
+                   last_step=max(steps) if steps else None, count=len(steps) or 1, sources=[source])
+
+
+def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
+    """Findings for a run directory, most severe first. An empty list means nothing wrong was seen."""
+    run = run_dir if isinstance(run_dir, RunData) else load_run(run_dir)
+    train = run.train_metrics
+    findings: dict[str, Finding] = {}
+    hc = health_config_for(run.config, train)
+    hc.enabled = True
+    for alert in replay(train, hc):
+        f = findings.get(alert.rule)
+        if f is None:
+            findings[alert.rule] = _symptom_finding(BY_RULE[alert.rule], alert.message, [alert.step], "metrics")
+        else:
+            f.count += 1
+            f.last_step = alert.step
+    # Live alerts can see what metrics.jsonl lacks (e.g. reward errors counted by the tracker).
+    for record in run.alerts:
+        rule = record.get("rule")
+        if not isinstance(rule, str) or rule not in BY_RULE:  # a hand-edited or corrupted line
+            continue
+        step = finite(record.get("step"))
+        step = int(step) if step is not None else None
+        f = findings.get(rule)
+        if f is None:
+            findings[rule] = _symptom_finding(BY_RULE[rule], str(record.get("message", "")),
+                                              [step] if step is not None else [], "alerts")
+        elif "alerts" not in f.sources:
+            f.sources.append("alerts")
+    out = list(findings.values())
+    out.extend(_loss_findings(train, run.config))
+    if not train:
+        out.append(Finding(rule="no_metrics", severity="info", title="No training metrics yet",
+                           evidence=f"{run.run_dir / 'metrics.jsonl'} has no training steps",
+                           cause="The run has not logged its first step yet, or this is not a run directory.",
+                           fix="Wait for the first logging step (training.logging_steps), or check the path."))
+    out.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), f.first_step if f.first_step is not None else 0))
+    return out
+
+
+def _loss_findings(train: list[dict[str, Any]], config: dict[str, Any]) -> list[Finding]:
+    """Plain-words notes on the loss curve: the questions people ask most."""
+    training = config.get("training") or {}
+    beta = finite(training.get("beta")) if isinstance(training, dict) else None
+    iters = finite(training.get("num_iterations")) if isinstance(training, dict) else None
+    losses = [v for v in (finite(r.get("loss")) for r in train) if v is not None]
+    if len(losses) < 5:
+        return []
+    notes = []
+    if all(v == 0.0 for v in losses):
+        notes.append(Finding(
+            rule="loss_zero", severity="info", title="The loss is exactly 0",
+            evidence=f"loss == 0 at all {len(losses)} logged steps",
+            cause=explain_loss(beta=beta or 0.0, num_iterations=int(iters or 1), part="zero"),
+            fix="Nothing to fix if reward_std is above 0: watch reward, not loss. If reward_std is 0 too, see "
+                "'No learning signal'."))
+    else:
+        half = len(losses) // 2
+        early, late = sum(losses[:half]) / half, sum(losses[half:]) / (len(losses) - half)
+        spread = max(1e-12, max(abs(v) for v in losses))
+        mean = sum(losses) / len(losses)
+        noise = math.sqrt(sum((v - mean) ** 2 for v in losses) / len(losses))
+        # A real trend, not step-to-step noise: twice the standard error of a half's mean.
+        if late - early > 0.1 * spread and late - early > 2 * noise / math.sqrt(half):
+            notes.append(Finding(
+                rule="loss_rising", severity="info", title="The loss goes up (this is normal in GRPO)",
+                evidence=f"mean loss {early:.3g} in the first half, {late:.3g} in the second",
+                cause=explain_loss(beta=beta or 0.0, num_iterations=int(iters or 1), part="rising"),
+                fix="Nothing, as long as reward rises and kl stays under 0.5."))
+    return notes
+
+
+def explain_loss(beta: float = 0.0, num_iterations: int = 1, part: str = "all") -> str:
+    """Why the GRPO loss looks the way it does, in plain words.
+
+    part: "start" (why it starts near 0), "rising" (why it goes up), "zero" (why
+    it can be exactly 0), or "all".
+    """
+    start = (
+        "GRPO's loss is not a measure of how good the model is. Each completion's advantage is its reward "
+        "minus the mean reward of its group (divided by the group's std), so within every group the "
+        "advantages add up to 0. On the first pass over a batch the new and old policies are the same, "
+        "so the probability ratio is exactly 1 and the policy term is minus the average advantage: about 0. "
+        "The gradient is not 0 -- it pushes up the completions that beat their group and down the rest -- "
+        "but the number printed is."
+    )
+    rising = (
+        "A rising loss is normal. With beta > 0 the loss includes beta times the KL divergence from the "
+        "reference model, and KL grows as the model learns (that is the model moving), so the loss grows "
+        f"with it{' (your beta is ' + format(beta, 'g') + ')' if beta else ''}. With the default token-level "
+        "loss (loss_type dapo/bnpo/dr_grpo) long and short completions weigh differently, so the policy "
+        "term drifts away from 0 when length and advantage are correlated. Judge the run by reward, "
+        "reward_std and kl, not by loss."
+    )
+    zero = (
+        "With beta = 0 there is no KL term, and with num_iterations = 1 every batch is used once, so the "
+        "ratio is always 1 and the loss is minus the mean advantage. With a per-completion average "
+        "(loss_type: grpo) that mean is exactly 0 at every step; with the token-level losses it is 0 up to "
+        "length effects. It is also exactly 0 when every group has zero reward variance (all advantages 0), "
+        "and then nothing is learned: check reward_std."
+    )
+    if beta == 0.0 and num_iterations == 1:
+        zero = "Your run has beta = 0 and num_iterations = 1. " + zero
+    parts = {"start": start, "rising": rising, "zero": zero}
+    if part == "all":
+        return "\n\n".join(parts.values())
+    if part not in parts:
+        raise ValueError(f"part must be one of {[*parts, 'all']}, got {part!r}")
+    return parts[part]
+
+
+def format_findings(findings: list[Finding]) -> str:
+    """Findings as plain text for a terminal."""
+    if not findings:
+        return "No problems found."
+    lines = []
+    for f in findings:
+        where = f" (steps {f.first_step}-{f.last_step})" if f.first_step is not None else ""
+        lines.append(f"[{f.severity}] {f.title}{where}\n  seen: {f.evidence}\n  why: {f.cause}\n  fix: {f.fix}")
+    return "\n".join(lines)
+

@@ -1,0 +1,476 @@
+"""The health rule engine: thresholds, rules, and a monitor fed one log at a time.
+
+Pure Python (no torch, no transformers) so it is cheap on every step and can be
+replayed over a finished run's metrics.jsonl by diagnose.py. The callback that
+feeds it from a live Trainer is in health.py.
+
+Each rule looks at the history and says "this condition holds now" with a
+measured value. The monitor adds patience (k steps in a row), suppression (a
+cause hides the symptoms it explains, so one failure raises one alert) and
+de-duplication (an alert fires when a condition starts, not every step).
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from collections import deque
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Callable
+
+from grpokit.errors import ConfigError
+from grpokit.health.symptoms import BY_RULE, RULES
+
+
+@dataclass
+class HealthConfig:
+    """Thresholds for the health rules; the `health:` section of a run config."""
+
+    enabled: bool = True
+    stop_on_critical: bool = False      # save a checkpoint and stop when a critical alert fires
+    disable: list[str] = field(default_factory=list)  # rule ids to switch off
+    realert_steps: int = 50             # repeat a still-firing alert after this many logged steps
+    clear_steps: int = 5                # a rule must stay clear this long before it can alert anew
+    max_completion_length: int | None = None  # filled from the trainer's args when left empty
+    # Logged steps the run will have (max_steps / logging_steps), filled from the trainer when left empty.
+    # A patience longer than a short run would never be met, so every patience is capped at a quarter
+    # of the run (at least 2 logged steps, at most the whole run); see `patience`.
+    expected_logged_steps: int | None = None
+    # no_learning_signal
+    zero_std_frac: float = 0.9          # frac_reward_zero_std at or above this ...
+    min_reward_std: float = 0.1         # ... or reward_std below this ...
+    no_signal_steps: int = 5            # ... for this many logged steps in a row
+    # truncation: most completions cut is confirmed fast; half of them cut must persist
+    clipped_ratio: float = 0.8          # completions/clipped_ratio at or above this ...
+    truncation_steps: int = 2           # ... for this many logged steps in a row
+    sustained_clipped_ratio: float = 0.5  # or at or above this (early steps of a healthy run get here) ...
+    sustained_truncation_steps: int = 10  # ... for this many (capped on short runs, which have no time to recover)
+    # collapse
+    entropy_drop: float = 0.3           # entropy below this share of its starting value
+    min_distinct_frac: float = 0.3      # or distinct completions per group below this share
+    collapse_steps: int = 3
+    # kl_blowup
+    kl_max: float = 0.5
+    kl_steps: int = 1
+    # reward_stuck
+    stuck_window: int = 20              # logged steps the trend is fitted over
+    stuck_min_gain: float = 0.05        # rise over the window, in units of reward_std, that counts as progress
+    # length_drift
+    length_limit_frac: float = 0.85     # mean length at this share of max_completion_length
+    length_window: int = 10
+    # reward_unscorable
+    max_none_frac: float = 0.5
+    unscorable_steps: int = 2
+    # tool runs (tools:): TRL's tools/* metrics and the tool_turn_limit diagnostic reward
+    tool_failure_frac: float = 0.9      # tools/failure_frequency at or above this ...
+    tool_failure_steps: int = 3         # ... for this many logged steps in a row
+    min_tool_calls: float = 0.05        # tools/call_frequency (calls per episode) below this ...
+    no_tool_steps: int = 5              # ... for this many logged steps in a row
+    turn_limit_frac: float = 0.5        # share of episodes that end on a call that never ran ...
+    turn_limit_steps: int = 3           # ... for this many logged steps in a row
+
+    def __post_init__(self) -> None:
+        unknown = [r for r in self.disable if r not in RULES]
+        if unknown:
+            raise ConfigError(f"health.disable: unknown rule(s) {unknown}; the rules are {list(RULES)}")
+        for name in ("zero_std_frac", "clipped_ratio", "sustained_clipped_ratio", "entropy_drop",
+                     "min_distinct_frac", "length_limit_frac", "max_none_frac", "tool_failure_frac",
+                     "turn_limit_frac"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"health.{name} is a share and must be between 0 and 1, got {value}")
+        for name in ("no_signal_steps", "truncation_steps", "sustained_truncation_steps", "collapse_steps",
+                     "kl_steps", "stuck_window", "length_window", "unscorable_steps", "realert_steps", "clear_steps",
+                     "tool_failure_steps", "no_tool_steps", "turn_limit_steps"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"health.{name} must be at least 1, got {getattr(self, name)}")
+        if self.sustained_clipped_ratio > self.clipped_ratio:
+            raise ConfigError(
+                f"health.sustained_clipped_ratio ({self.sustained_clipped_ratio}) is the lower, slower truncation "
+                f"level and must not exceed health.clipped_ratio ({self.clipped_ratio}); lower it or raise "
+                f"clipped_ratio")
+        if self.expected_logged_steps is not None and int(self.expected_logged_steps) < 1:
+            raise ConfigError(f"health.expected_logged_steps must be at least 1, got {self.expected_logged_steps}")
+
+    def patience(self, key: str) -> int:
+        """The patience named `key` (a *_steps field), as it applies to this run.
+
+        On a run of N logged steps it is at most max(2, ceil(N / 4)) and at most N: a 3-step run
+        alerts after 2 steps in a row instead of never, a 200-step run keeps the configured value.
+        """
+        steps = int(getattr(self, key))
+        total = self.expected_logged_steps
+        if total:
+            steps = min(steps, max(2, math.ceil(total / 4)), int(total))
+        return max(1, steps)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "HealthConfig":
+        """Build from the config's `health:` dict; an unknown key names the nearest valid one."""
+        data = dict(data or {})
+        valid = [f.name for f in fields(cls)]
+        for key in data:
+            if key not in valid:
+                near = difflib.get_close_matches(key, valid, n=1)
+                hint = f"; did you mean {near[0]!r}?" if near else f"; valid keys: {', '.join(valid)}"
+                raise ConfigError(f"health: unknown key {key!r}{hint}")
+        if isinstance(data.get("disable"), str):
+            data["disable"] = [data["disable"]]
+        defaults = cls()
+        for key, value in data.items():
+            default = getattr(defaults, key)
+            # YAML and --set give strings or ints where a float is meant; a wrong type would only
+            # surface mid-run as a TypeError inside a rule.
+            if isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise ConfigError(f"health.{key} must be true or false, got {value!r}")
+            elif isinstance(default, (int, float)) or (key in ("max_completion_length", "expected_logged_steps")
+                                                       and value is not None):
+                kind = float if isinstance(default, float) else int
+                try:
+                    data[key] = kind(value)
+                except (TypeError, ValueError):
+                    raise ConfigError(f"health.{key} must be a number, got {value!r}") from None
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Alert:
+    step: int
+    rule: str
+    severity: str
+    message: str          # what was measured, with numbers
+    fix: str              # what to change (from the symptoms table)
+    value: float | None = None
+    threshold: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def finite(value: Any) -> float | None:
+    """A log value as a finite float, or None (missing, None, NaN, inf, a string)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _slope(values: list[float]) -> float:
+    # Least-squares slope per step; robust enough to noise for a trend test.
+    n = len(values)
+    mean_x = (n - 1) / 2
+    mean_y = sum(values) / n
+    num = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
+    den = sum((i - mean_x) ** 2 for i in range(n))
+    return num / den if den else 0.0
+
+
+class History:
+    """Per-metric recent values (finite ones only) plus the latest raw log."""
+
+    def __init__(self, maxlen: int):
+        self._values: dict[str, deque] = {}
+        self._maxlen = maxlen
+        self.first: dict[str, list[float]] = {}  # the first few values, for baselines
+        self.latest: dict[str, Any] = {}
+
+    def add(self, logs: dict[str, Any]) -> None:
+        self.latest = logs
+        for key, raw in logs.items():
+            value = finite(raw)
+            if value is None:
+                continue
+            self._values.setdefault(key, deque(maxlen=self._maxlen)).append(value)
+            head = self.first.setdefault(key, [])
+            if len(head) < 3:
+                head.append(value)
+
+    def last(self, key: str, n: int) -> list[float]:
+        values = self._values.get(key)
+        if not values:
+            return []
+        return list(values)[-n:]
+
+    def now(self, key: str) -> float | None:
+        """This step's value, only if it was logged this step and is finite."""
+        return finite(self.latest.get(key))
+
+
+# A rule returns (holds_now, value, threshold, message) given history and config, and may add a
+# fifth item: the HealthConfig key of the patience this reading needs (default: PATIENCE[rule]).
+Reading = tuple
+Rule = Callable[[History, HealthConfig], Reading]
+
+NOT_NOW: Reading = (False, None, None, "")
+
+
+def rule_no_learning_signal(h: History, c: HealthConfig) -> Reading:
+    zero = h.now("frac_reward_zero_std")
+    std = h.now("reward_std")
+    if zero is not None and zero >= c.zero_std_frac:
+        return (True, zero, c.zero_std_frac,
+                f"{zero:.0%} of groups have zero reward variance (frac_reward_zero_std >= {c.zero_std_frac})")
+    if std is not None and std < c.min_reward_std:
+        return (True, std, c.min_reward_std, f"reward_std is {std:.3g}, under {c.min_reward_std}")
+    return NOT_NOW
+
+
+def rule_truncation(h: History, c: HealthConfig) -> Reading:
+    # Two levels share one streak of steps at or above the lower one: most completions cut
+    # (clipped_ratio) is confirmed after truncation_steps; half of them cut, which the first steps
+    # of a healthy run also show before the model learns to stop, must last sustained_truncation_steps.
+    clipped = h.now("completions/clipped_ratio")
+    if clipped is None or clipped < c.sustained_clipped_ratio:
+        return NOT_NOW
+    length = h.now("completions/mean_length")
+    limit = f" of max_completion_length={c.max_completion_length}" if c.max_completion_length else ""
+    extra = f", mean length {length:.0f}{limit}" if length is not None else ""
+    message = f"{clipped:.0%} of completions hit the length limit{extra}"
+    recent = h.last("completions/clipped_ratio", c.patience("truncation_steps"))
+    if all(value >= c.clipped_ratio for value in recent):
+        return (True, clipped, c.clipped_ratio, message, "truncation_steps")
+    return (True, clipped, c.sustained_clipped_ratio, message, "sustained_truncation_steps")
+
+
+def rule_collapse(h: History, c: HealthConfig) -> Reading:
+    entropy = h.now("entropy")
+    start = h.first.get("entropy", [])
+    if entropy is not None and len(start) >= 3:
+        baseline = sorted(start)[1]  # median of the first three: one odd first step does not set it
+        if baseline > 0 and entropy < c.entropy_drop * baseline:
+            return (True, entropy, c.entropy_drop * baseline,
+                    f"entropy fell to {entropy:.3g} from {baseline:.3g} at the start "
+                    f"(below {c.entropy_drop:.0%} of it)")
+    distinct = h.now("completions/distinct_frac")
+    if distinct is not None and distinct < c.min_distinct_frac:
+        return (True, distinct, c.min_distinct_frac,
+                f"only {distinct:.0%} of completions in a group are distinct")
+    return NOT_NOW
+
+
+def rule_kl_blowup(h: History, c: HealthConfig) -> Reading:
+    kl = h.now("kl")
+    if kl is not None and kl > c.kl_max:
+        return (True, kl, c.kl_max, f"kl is {kl:.3g}, above {c.kl_max}")
+    return NOT_NOW
+
+
+def rule_non_finite(h: History, c: HealthConfig) -> Reading:
+    for key in ("loss", "grad_norm"):
+        if key not in h.latest:
+            continue
+        raw = h.latest[key]
+        # TRL writes None for a metric whose every value was NaN; the Trainer's own loss is a float.
+        try:
+            bad = raw is None or not math.isfinite(float(raw))
+        except (TypeError, ValueError):
+            bad = True
+        if bad:
+            return (True, None, None, f"{key} is {raw!r}")
+    return NOT_NOW
+
+
+def rule_reward_stuck(h: History, c: HealthConfig) -> Reading:
+    rewards = h.last("reward", c.stuck_window)
+    stds = h.last("reward_std", c.stuck_window)
+    if len(rewards) < c.stuck_window or not stds:
+        return NOT_NOW
+    spread = sum(stds) / len(stds)
+    gain = _slope(rewards) * (len(rewards) - 1)  # fitted rise across the window
+    needed = c.stuck_min_gain * spread
+    if gain < needed:
+        verb = "fell" if gain < -needed else "did not rise"
+        return (True, gain, needed,
+                f"reward {verb} over the last {c.stuck_window} logged steps "
+                f"(fitted change {gain:+.3g}, reward_std {spread:.3g})")
+    return NOT_NOW
+
+
+def rule_length_drift(h: History, c: HealthConfig) -> Reading:
+    limit = c.max_completion_length
+    lengths = h.last("completions/mean_length", c.length_window)
+    length = h.now("completions/mean_length")
+    if not limit or length is None or len(lengths) < c.length_window:
+        return NOT_NOW
+    if length >= c.length_limit_frac * limit and _slope(lengths) > 0:
+        return (True, length, c.length_limit_frac * limit,
+                f"mean completion length rose to {length:.0f} of the {limit}-token limit")
+    return NOT_NOW
+
+
+def _reward_names(logs: dict[str, Any]) -> list[str]:
+    names = []
+    for key in logs:
+        if key.startswith("rewards/") and key.count("/") >= 2:
+            name = key[len("rewards/"):key.rindex("/")]
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def rule_reward_unscorable(h: History, c: HealthConfig) -> Reading:
+    worst: Reading = NOT_NOW
+    for name in _reward_names(h.latest):
+        mean_key = f"rewards/{name}/mean"
+        if mean_key in h.latest and finite(h.latest[mean_key]) is None:
+            return (True, 1.0, c.max_none_frac, f"reward {name!r} returned None for every sample this step")
+        for kind, verb in (("error_frac", "raised an error on"), ("none_frac", "returned None for")):
+            share = h.now(f"rewards/{name}/{kind}")
+            if share is not None and share > c.max_none_frac and (worst[1] or 0) < share:
+                error = h.latest.get(f"rewards/{name}/first_error")
+                detail = f" (first error: {error})" if error else ""
+                worst = (True, share, c.max_none_frac, f"reward {name!r} {verb} {share:.0%} of samples{detail}")
+    return worst
+
+
+def rule_tool_calls_fail(h: History, c: HealthConfig) -> Reading:
+    failing = h.now("tools/failure_frequency")
+    calls = h.now("tools/call_frequency")
+    if failing is not None and calls and failing >= c.tool_failure_frac:
+        return (True, failing, c.tool_failure_frac, f"{failing:.0%} of tool calls fail ({calls:.2g} calls per episode)")
+    return NOT_NOW
+
+
+def rule_tool_never_called(h: History, c: HealthConfig) -> Reading:
+    calls = h.now("tools/call_frequency")
+    if calls is not None and calls < c.min_tool_calls:
+        return (True, calls, c.min_tool_calls, f"{calls:.2g} tool calls per episode")
+    return NOT_NOW
+
+
+def rule_tool_turn_limit(h: History, c: HealthConfig) -> Reading:
+    share = h.now("rewards/tool_turn_limit/mean")
+    if share is not None and share >= c.turn_limit_frac:
+        return (True, share, c.turn_limit_frac, f"{share:.0%} of episodes end on a tool call that never ran")
+    return NOT_NOW
+
+
+RULE_FUNCS: dict[str, Rule] = {
+    "no_learning_signal": rule_no_learning_signal,
+    "truncation": rule_truncation,
+    "collapse": rule_collapse,
+    "kl_blowup": rule_kl_blowup,
+    "non_finite": rule_non_finite,
+    "reward_stuck": rule_reward_stuck,
+    "length_drift": rule_length_drift,
+    "reward_unscorable": rule_reward_unscorable,
+    "tool_calls_fail": rule_tool_calls_fail,
+    "tool_never_called": rule_tool_never_called,
+    "tool_turn_limit": rule_tool_turn_limit,
+}
+assert set(RULE_FUNCS) == set(RULES), "every symptom row needs a rule and every rule a row"
+
+PATIENCE: dict[str, str] = {
+    "no_learning_signal": "no_signal_steps",
+    "truncation": "truncation_steps",
+    "collapse": "collapse_steps",
+    "kl_blowup": "kl_steps",
+    "reward_unscorable": "unscorable_steps",
+    "tool_calls_fail": "tool_failure_steps",
+    "tool_never_called": "no_tool_steps",
+    "tool_turn_limit": "turn_limit_steps",
+}
+
+# A cause hides the symptoms it explains: identical completions (collapse) or
+# completions cut before the answer (truncation) also give zero reward variance,
+# and then a flat reward. One failure, one alert, naming the cause.
+SUPPRESSED_BY: dict[str, tuple[str, ...]] = {
+    "no_learning_signal": ("collapse", "truncation", "non_finite", "reward_unscorable"),
+    "reward_stuck": ("no_learning_signal", "collapse", "truncation", "non_finite", "reward_unscorable",
+                     "kl_blowup"),
+    "length_drift": ("truncation", "non_finite"),
+    "collapse": ("non_finite",),
+    "kl_blowup": ("non_finite",),
+}
+
+
+class HealthMonitor:
+    """Feed it each logged step; it returns the alerts that start (or repeat) at that step."""
+
+    def __init__(self, config: HealthConfig | None = None):
+        self.config = config or HealthConfig()
+        c = self.config
+        self.history = History(maxlen=max(c.stuck_window, c.length_window, c.truncation_steps, 8))
+        self._streak: dict[str, int] = {r: 0 for r in RULES}
+        self._firing_since: dict[str, int] = {}   # rule -> logged-step index of its last alert
+        self._clear: dict[str, int] = {r: 0 for r in RULES}  # logged steps in a row a rule has been clear
+        self._index = 0
+        self.alerts: list[Alert] = []
+        self._rules = {r: f for r, f in RULE_FUNCS.items() if r not in c.disable}
+
+    def observe(self, step: int, logs: dict[str, Any]) -> list[Alert]:
+        """Add one log record (TRL metric names); return new alerts. Eval and summary logs are skipped."""
+        if not self.config.enabled or not is_train_log(logs):
+            return []
+        self._index += 1
+        self.history.add(logs)
+        checks = {rule: func(self.history, self.config) for rule, func in self._rules.items()}
+        holding = {rule for rule, check in checks.items() if check[0]}
+        new: list[Alert] = []
+        for rule, (holds, value, threshold, message, *patience_key) in checks.items():
+            # Suppression looks at raw conditions, not patience, so a slow-to-confirm
+            # cause still hides a fast-to-confirm symptom.
+            if holds and any(cause in holding for cause in SUPPRESSED_BY.get(rule, ())):
+                holds = False
+            self._streak[rule] = self._streak[rule] + 1 if holds else 0
+            self._clear[rule] = 0 if holds else self._clear[rule] + 1
+            if self._clear[rule] >= self.config.clear_steps:
+                # Hysteresis: a noisy metric hovering at a threshold raises one alert, not one per crossing.
+                self._firing_since.pop(rule, None)
+            key = patience_key[0] if patience_key else PATIENCE.get(rule)
+            need = self.config.patience(key) if key else 1
+            if self._streak[rule] < need:
+                continue
+            since = self._firing_since.get(rule)
+            if since is not None and self._index - since < self.config.realert_steps:
+                continue
+            self._firing_since[rule] = self._index
+            symptom = BY_RULE[rule]
+            if need > 1:
+                message = f"{message}, {self._streak[rule]} logged steps in a row"
+            new.append(Alert(step=int(step), rule=rule, severity=symptom.severity,
+                             message=f"{symptom.title}: {message}", fix=symptom.fix,
+                             value=value, threshold=threshold))
+        self.alerts.extend(new)
+        return new
+
+
+def is_train_log(logs: dict[str, Any]) -> bool:
+    """True for a per-step training log; False for eval logs and the end-of-training summary."""
+    if any(key.startswith("eval_") for key in logs):
+        return False
+    if "train_runtime" in logs:
+        return False
+    return any(key in logs for key in ("loss", "reward", "reward_std", "grad_norm"))
+
+
+def is_held_out_log(logs: dict[str, Any]) -> bool:
+    """True for a held-out evaluation record (grpokit.evaluate.during: `eval/` keys only)."""
+    return any(key.startswith("eval/") for key in logs) and not is_train_log(logs)
+
+
+def expected_logged_steps(max_steps: Any, logging_steps: Any) -> int | None:
+    """How many training logs a run of `max_steps` writes (None when its length is not known yet)."""
+    total, every = finite(max_steps), finite(logging_steps)
+    if not total or total <= 0:
+        return None
+    if not every or every <= 0:
+        every = 1.0
+    if every < 1:  # transformers reads a value under 1 as a share of max_steps
+        every = max(1.0, math.ceil(total * every))
+    return max(1, int(total // every))
+
+
+def replay(records: list[dict[str, Any]], config: HealthConfig | None = None) -> list[Alert]:
+    """Run the rules over a whole metric history (a list of log dicts with a `step`)."""
+    monitor = HealthMonitor(config)
+    for i, record in enumerate(records, start=1):
+        step = finite(record.get("step"))
+        monitor.observe(int(step) if step is not None else i, record)
+    return monitor.alerts

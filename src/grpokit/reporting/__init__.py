@@ -1,0 +1,1 @@
+"""After a run: curves.png and report.html for a run directory (`report`, `html`)."""

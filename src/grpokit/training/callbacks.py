@@ -1,0 +1,202 @@
+"""What a run writes while it trains: metrics.jsonl, completions.jsonl, the progress line.
+
+Reward functions are wrapped (keeping `__name__`, which TRL logs them under) so the
+scores TRL computes anyway are captured for completions.jsonl without scoring twice.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+from transformers import TrainerCallback
+
+from grpokit.completions import prompt_text, to_text
+from grpokit.training.ranks import is_main_process
+from grpokit.rewards.reward_set import RewardSet, weighted_totals
+
+
+def _jsonable(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "item"):
+        try:
+            return _jsonable(value.item())
+        except (ValueError, RuntimeError):
+            pass
+    return str(value)
+
+
+def append_jsonl(path: Path, record: dict) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({k: _jsonable(v) for k, v in record.items()}, ensure_ascii=False) + "\n")
+
+
+def _number(value) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class RewardRecorder:
+    """Wraps reward functions and writes a sample of each scored batch to completions.jsonl."""
+
+    def __init__(self, path: Path, stage: str | None, per_batch: int = 4):
+        self.path = Path(path)
+        self.stage = stage
+        self.per_batch = per_batch
+        self.names: list[str] = []
+        self.weights: list[float] = []
+        self._batch_key = None
+        self._scores: dict[str, list] = {}
+
+    def wrap_set(self, rewards: RewardSet) -> list[Callable]:
+        """The set's functions, each wrapped to record; TRL is given these in place of the originals."""
+        return [self.wrap(func, weight, name) for func, weight, name in zip(rewards.funcs, rewards.weights, rewards.names)]
+
+    def wrap(self, func: Callable, weight: float = 1.0, name: str | None = None) -> Callable:
+        name = name or getattr(func, "__name__", None) or type(func).__name__
+        self.names.append(name)
+        self.weights.append(float(weight))
+
+        def recorded(completions, **kwargs):
+            scores = func(completions, **kwargs)
+            try:
+                self._record(name, completions, scores, kwargs)
+            except Exception as exc:  # logging must never break training
+                print(f"grpokit: could not record completions: {exc!r}")
+            return scores
+
+        recorded.__name__ = name
+        recorded.__qualname__ = name
+        recorded.__doc__ = func.__doc__
+        recorded.__wrapped__ = func
+        return recorded
+
+    def _record(self, name, completions, scores, kwargs) -> None:
+        key = id(completions)
+        if key != self._batch_key:
+            self._batch_key, self._scores = key, {}
+        self._scores[name] = list(scores)
+        if len(self._scores) < len(self.names) or not is_main_process():
+            return
+        state = kwargs.get("trainer_state")
+        step = getattr(state, "global_step", None)
+        prompts = kwargs.get("prompts") or [None] * len(completions)
+        answers = kwargs.get("answer")
+        for i in range(min(self.per_batch, len(completions))):
+            row_scores = {n: self._scores[n][i] for n in self.names}
+            # TRL's total: rewards that returned None are left out, as TRL leaves them out.
+            [total] = weighted_totals({n: [_number(v)] for n, v in row_scores.items()}, self.weights, 1)
+            record = {
+                "step": None if step is None else step + 1,  # the step being trained
+                "stage": self.stage,
+                "prompt": prompt_text(prompts[i]) if prompts[i] is not None else None,
+                "completion": to_text(completions[i]),
+                "answer": answers[i] if isinstance(answers, list) and i < len(answers) else None,
+                "scores": row_scores,
+                "reward": total,
+            }
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({k: v for k, v in record.items()}, ensure_ascii=False, default=str) + "\n")
+        self._batch_key, self._scores = None, {}
+
+
+class MetricsCallback(TrainerCallback):
+    """One JSON object per logged step in metrics.jsonl (TRL's metric names), plus a progress line."""
+
+    def __init__(self, path: Path, stage: str | None, console=None, reward_names: list[str] | None = None):
+        self.path = Path(path)
+        self.stage = stage
+        self.console = console
+        self.reward_names = reward_names or []
+        self._t0 = None
+        self._step_times: list[float] = []
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self._t0 = time.perf_counter()
+        return control
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self._t0 is not None:
+            self._step_times.append(time.perf_counter() - self._t0)
+        return control
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs:
+            return control
+        if "train_runtime" in logs:  # the end-of-training summary, not a step
+            return control
+        record = {"step": state.global_step, "stage": self.stage, "time": time.time()}
+        record.update(logs)
+        if self._step_times:
+            record["step_time"] = self._step_times[-1]
+        record.update(memory_metrics())
+        append_jsonl(self.path, record)
+        self._progress(state, record)
+        return control
+
+    def _progress(self, state, rec: dict) -> None:
+        if self.console is None:
+            return
+        parts = [f"[bold]{self.stage + ' ' if self.stage else ''}step {state.global_step}/{state.max_steps}[/bold]"]
+        if "reward" in rec:
+            parts.append(f"reward {rec['reward']:.3f}")
+        if "reward_std" in rec:
+            parts.append(f"reward_std {rec['reward_std']:.3f}")
+        for name in self.reward_names:
+            key = f"rewards/{name}/mean"
+            if key in rec and isinstance(rec[key], (int, float)):
+                parts.append(f"{name} {rec[key]:.3f}")
+        if self._step_times:
+            recent = self._step_times[-5:]
+            per_step = sum(recent) / len(recent)
+            left = max(state.max_steps - state.global_step, 0) * per_step
+            parts.append(f"{per_step:.1f} s/step, ~{left / 60:.0f} min left")
+        self.console.print("  ".join(parts), highlight=False)
+
+
+def memory_metrics() -> dict:
+    """This process's resident memory now and at its peak, and the GPU's (GB), for OOM post-mortems."""
+    out = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            fields = dict(line.split(":", 1) for line in fh if line.startswith(("VmRSS", "VmHWM")))
+        out["memory/rss_gb"] = round(int(fields["VmRSS"].split()[0]) / 2**20, 3)
+        out["memory/peak_rss_gb"] = round(int(fields["VmHWM"].split()[0]) / 2**20, 3)
+    except (OSError, KeyError, ValueError):
+        pass  # not Linux
+    try:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            out["memory/cuda_allocated_gb"] = round(torch.cuda.memory_allocated() / 2**30, 3)
+            out["memory/cuda_peak_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 3)
+    except Exception:  # noqa: BLE001 - a metric must never stop training
+        pass
+    return out
+
+
+def trim_metrics(path: Path, stage: str | None, after_step: int) -> None:
+    """Drop records of `stage` logged after `after_step` (they are redone on resume)."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    kept = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a line cut by the crash
+        if rec.get("stage") == stage and int(rec.get("step") or 0) > after_step:
+            continue
+        kept.append(line)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    os.replace(tmp, path)

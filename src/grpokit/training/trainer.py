@@ -1,0 +1,237 @@
+"""Build TRL's GRPOTrainer from a RunConfig and run its stages, one after another.
+
+Run directory (runs/<name>/): config.yaml (resolved), metrics.jsonl, completions.jsonl,
+checkpoints/checkpoint-N/ (or checkpoints/<stage>/checkpoint-N/ for multi-stage runs),
+and checkpoints[/<stage>]/final/ holding the weights (or LoRA adapter) a stage ends
+with; the next stage starts from it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+from grpokit.training import checkpoints as ckpts
+from grpokit.config import profiles
+from grpokit.training.checkpointing_names import quiet_model_alias
+from grpokit.config.run_config import RunConfig, StageConfig, build_reward_set, dump_yaml
+from grpokit.data import zero_variance
+from grpokit.errors import ConfigError, RunError
+from grpokit.training.ranks import is_main_process
+from grpokit.tools.chat_template import prepare_tokenizer as prepare_tool_tokenizer
+from grpokit.tools.config import apply_to_args as apply_tools_to_args
+from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
+from grpokit.training.callbacks import MetricsCallback, RewardRecorder, trim_metrics
+
+FINAL = "final"
+DONE = "grpokit_stage_done.json"
+
+
+def health_callbacks(cfg: RunConfig, run_dir: Path) -> list:
+    """The live health callback (grpokit.health.callback)."""
+    from grpokit.health.callback import HealthCallback
+
+    return [HealthCallback.from_config(cfg.health, run_dir)]  # ConfigError on a bad `health:` key
+
+
+def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
+                       first: bool) -> list:
+    """Held-out accuracy every `eval.every` steps (grpokit.evaluate.during), scored with the stage's rewards."""
+    if not cfg.eval.every or eval_set is None or len(eval_set) == 0:
+        return []
+    from grpokit.evaluate.during import HeldOutEvalCallback, accuracy_reward
+
+    training = profiles.resolve_training(cfg, stage)
+    specs = cfg.rewards_for(stage)
+    rewards = build_reward_set(cfg, stage)
+    rows = [dict(r) for r in eval_set.select(range(min(cfg.eval.prompts, len(eval_set))))]
+    temperature = cfg.eval.temperature if cfg.eval.temperature is not None else float(training["temperature"])
+    return [HeldOutEvalCallback(
+        rows, rewards.funcs, rewards.weights, every=cfg.eval.every, accuracy=accuracy_reward(specs),
+        metrics_path=run_dir / "metrics.jsonl", stage=stage.name if stage is not None and cfg.stages else None,
+        samples=cfg.eval.samples, temperature=temperature, seed=cfg.data.seed,
+        max_new_tokens=cfg.eval.max_new_tokens or int(training["max_completion_length"]),
+        baseline=first, console=console)]
+
+
+def _stages(cfg: RunConfig) -> list[StageConfig | None]:
+    return list(cfg.stages) or [None]
+
+
+def stage_final(cfg: RunConfig, stage: StageConfig | None) -> Path:
+    return profiles.checkpoint_root(cfg, stage) / FINAL
+
+
+def _save_final(trainer, target: Path, step: int) -> None:
+    # Save beside the target, then rename: a crash leaves either no final/ or a whole one.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".final-", dir=target.parent))
+    try:
+        trainer.save_model(str(tmp))
+        ckpts.atomic_write_text(tmp / DONE, json.dumps({"step": step}))
+        if target.exists():
+            shutil.rmtree(target)
+        os.rename(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _load_for_stage(cfg: RunConfig, previous: Path | None):
+    from grpokit.training.models import load_model
+
+    dtype = profiles.model_dtype(cfg)
+    backend = profiles.backend(cfg)
+    if previous is None:
+        return load_model(cfg.model, dtype=dtype, backend=backend)
+    if cfg.model.lora is not None:
+        return load_model(cfg.model, dtype=dtype, backend=backend, adapter=str(previous))
+    # Full fine-tune: the previous stage's final folder is a whole model.
+    import dataclasses
+
+    return load_model(dataclasses.replace(cfg.model, name=str(previous)), dtype=dtype, backend=backend)
+
+
+def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
+    run_dir = cfg.run_dir
+    started = (run_dir / "metrics.jsonl").exists() or (run_dir / "checkpoints").exists()
+    if resume and not started:
+        raise ConfigError(f"--resume: {run_dir} holds no run to resume; drop --resume to start one")
+    if started and not resume:
+        raise ConfigError(
+            f"{run_dir} already holds a run; pass --resume to continue it, or set another name "
+            f"(--set name=...) or output_dir"
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if is_main_process():
+        ckpts.atomic_write_text(run_dir / "config.yaml", dump_yaml(profiles.resolved_config(cfg)))
+    return run_dir
+
+
+def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), console=None,
+          completions_per_step: int = 4, datasets=None, response_prefix: str | None = None) -> Path:
+    """Train every stage of `cfg`; returns the run directory.
+
+    `callbacks`: extra TrainerCallbacks (added to every stage). `datasets`: an optional
+    (train, eval) pair that replaces loading `cfg.data` (tests, notebooks). `response_prefix`:
+    text every answer starts with (a prefill through the chat template; see models.add_response_prefix).
+    """
+    profiles.check_runtime(cfg)
+    _warn_if_cpu_busy(console)
+    run_dir = prepare_run_dir(cfg, resume)
+    if datasets is None:
+        from grpokit.data import load_data
+
+        datasets = load_data(cfg.data)
+    train_set, eval_set = datasets
+    _warn_unscorable(train_set, eval_set, console)
+    # Built once per stage, before any model loads: a bad reward parameter fails now, not after stage 1.
+    reward_sets = {id(stage): build_reward_set(cfg, stage) for stage in _stages(cfg)}
+    previous: Path | None = None
+    for stage in _stages(cfg):
+        final = stage_final(cfg, stage)
+        if (final / DONE).is_file():
+            previous = final  # finished before the crash / previous invocation
+            continue
+        _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set, resume=resume,
+                   callbacks=list(callbacks), console=console, per_batch=completions_per_step,
+                   response_prefix=response_prefix)
+        previous = final
+    return run_dir
+
+
+def _warn_unscorable(train_set, eval_set, console) -> None:
+    from grpokit.data.gold import summary
+
+    message = summary(train_set, eval_set)
+    if message and console is not None:
+        console.print(f"warning: {message}", style="yellow", markup=False, highlight=False)
+
+
+def _warn_if_cpu_busy(console) -> None:
+    # Most users never run `grpokit doctor`; this one check is cheap and explains the
+    # slowest CPU runs (torch threads waiting on cores other jobs hold).
+    from grpokit import optional
+    from grpokit.health.doctor_checks import check_cpu_load
+
+    if console is None or not is_main_process() or optional.cuda_available():
+        return
+    check = check_cpu_load()
+    if check.status == "warn":
+        console.print(f"warning: {check.detail}. Fix: {check.fix}", style="yellow", markup=False, highlight=False)
+
+
+def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch,
+               response_prefix=None):
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from trl import GRPOTrainer
+
+    stage_name = stage.name if stage is not None and cfg.stages else None
+    args = profiles.build_grpo_config(cfg, stage)
+    recorder = RewardRecorder(run_dir / "completions.jsonl", stage_name, per_batch=per_batch)
+    funcs, weights = recorder.wrap_set(rewards), rewards.weights
+    args.reward_weights = weights
+    apply_tools_to_args(args, cfg.tools, cfg.environment)
+
+    root = Path(args.output_dir)
+    checkpoint = ckpts.latest_complete(root, remove_broken=is_main_process()) if resume else None
+    if checkpoint is not None and is_main_process():
+        trim_metrics(run_dir / "metrics.jsonl", stage_name, ckpts.step_of(checkpoint))
+        if console is not None:
+            console.print(f"resuming {stage_name or 'run'} from {checkpoint}")
+    elif resume and is_main_process():
+        trim_metrics(run_dir / "metrics.jsonl", stage_name, 0)
+
+    health = health_callbacks(cfg, run_dir)
+    for cb in health:
+        tracker = getattr(cb, "tracker", None)
+        if tracker is not None and hasattr(tracker, "wrap"):
+            funcs = list(tracker.wrap(funcs))  # None/error shares per reward, for the health rules
+
+    model, tokenizer = _load_for_stage(cfg, previous)
+    if response_prefix:
+        from grpokit.training.models import add_response_prefix
+
+        add_response_prefix(tokenizer, response_prefix)
+    if cfg.tools:
+        prepare_tool_tokenizer(tokenizer, cfg.environment.chat_template)  # ConfigError: what to change
+    if args.gradient_checkpointing and hasattr(model, "enable_input_require_grads") and cfg.model.lora is not None:
+        # LoRA freezes the embeddings, so checkpointed blocks would see inputs without grad.
+        model.enable_input_require_grads()
+    held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None)
+    use_eval = args.eval_strategy != "no" and eval_set is not None
+    # Online zero-variance filter (data.drop_zero_variance_after); a no-op when unset.
+    dropper, funcs, train_set = zero_variance.setup(cfg, args, funcs, weights, train_set)
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=funcs,
+        args=args,
+        train_dataset=train_set,
+        eval_dataset=eval_set if use_eval else None,
+        processing_class=tokenizer,
+        **tool_trainer_kwargs(cfg.tools, cfg.environment),
+        callbacks=[
+            ckpts.CompleteMarkerCallback(),
+            # Health first: its tracker adds per-reward None/error shares to the logs MetricsCallback writes.
+            *health,
+            MetricsCallback(run_dir / "metrics.jsonl", stage_name, console, recorder.names),
+            *held_out,
+            *callbacks,
+        ],
+    )
+    zero_variance.attach(dropper, trainer)
+    for cb in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(cb)  # our progress line replaces them
+    try:
+        with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
+            trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except (ConfigError, RunError):
+        raise
+    except Exception as exc:
+        fix = profiles.unused_parameters_fix(exc)
+        raise RunError(f"training {'stage ' + stage_name if stage_name else 'run'} failed: {exc!r}"
+                       + (f"\nFix: {fix}" if fix else "")) from exc
+    _save_final(trainer, stage_final(cfg, stage), trainer.state.global_step)
+    return trainer
