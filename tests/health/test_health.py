@@ -73,12 +73,29 @@ def test_truncation_alerts_on_short_runs(ratios, expected_logs, alert_steps):
     assert [(a.rule, a.step) for a in alerts] == [("truncation", s) for s in alert_steps], [a.message for a in alerts]
 
 
+@pytest.mark.parametrize(
+    "limit, start, end, fires",
+    [
+        (128, 60.0, 125.0, True),   # free text climbing toward a long limit: the drift the rule exists for
+        (6, 3.5, 5.9, False),       # one-number answers under a 6-token limit (the demo): a token of noise, not drift
+        (31, 14.0, 30.0, False),    # just under length_min_limit: short by design, truncation speaks for it
+        (32, 14.0, 31.0, True),     # at length_min_limit the rule is back on
+    ],
+)
+def test_length_drift_needs_room_to_drift(limit, start, end, fires):
+    steps = 16
+    metrics = [{"step": i + 1, "loss": 0.0, "completions/mean_length": start + (end - start) * i / (steps - 1),
+                "completions/clipped_ratio": 0.0} for i in range(steps)]
+    alerts = replay(metrics, HealthConfig(max_completion_length=limit, expected_logged_steps=steps))
+    assert ("length_drift" in {a.rule for a in alerts}) is fires, [a.message for a in alerts]
+
+
 def test_measured_demo_run_raises_no_truncation_alert():
     # The earlier 30-step CPU demo (format task, 96 tokens) cut 50-62% of completions for its first 4 steps, then learned to
     # stop: that is healthy, and skill/healthy-values.md says no alert fired on it.
     from pathlib import Path
 
-    demo = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "demo_format_task.json"
+    demo = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "demo_format_task.json"
     metrics = json.loads(demo.read_text())["metrics"]
     alerts = replay(metrics, HealthConfig(max_completion_length=96, expected_logged_steps=len(metrics)))
     assert [(a.rule, a.step) for a in alerts] == []

@@ -86,7 +86,7 @@ def test_report_opens_in_headless_chromium(tmp_path):
     from pathlib import Path
 
     spec = importlib.util.spec_from_file_location(
-        "report_screenshot", Path(__file__).resolve().parents[1] / "benchmarks" / "report_screenshot.py")
+        "report_screenshot", Path(__file__).resolve().parents[2] / "benchmarks" / "report_screenshot.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     paths = write_report(write_run(tmp_path / "run", "all_truncated"))

@@ -70,25 +70,17 @@ def load_samples(path: Path) -> tuple[list, dict[str, list]]:
     """(completions, columns) from a JSONL samples file; `prompt` becomes TRL's `prompts`."""
     if not path.is_file():
         raise ConfigError(f"samples file {str(path)!r} not found")
+    from grpokit.data.jsonl import JsonlError, read_objects
+
     rows = []
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ConfigError(f"{path}:{number}: not UTF-8 text ({exc.reason}); re-save the file as UTF-8") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise ConfigError(f"{path}:{number}: not valid JSON ({getattr(exc, 'msg', exc)}); one JSON object per line") from None
-            except RecursionError:
-                raise ConfigError(f"{path}:{number}: nested too deeply to read; one flat JSON object per line") from None
-            if not isinstance(row, dict) or "completion" not in row:
+    try:
+        for number, row in read_objects(path):
+            if "completion" not in row:
                 raise ConfigError(f"{path}:{number}: each line needs a \"completion\" field, e.g. "
                                   '{"completion": "...", "answer": "42"}')
             rows.append(row)
+    except JsonlError as exc:
+        raise ConfigError(f'{exc}, e.g. {{"completion": "...", "answer": "42"}}') from None
     if not rows:
         raise ConfigError(f"{path} has no samples; write one JSON object per line")
     keys: list[str] = []

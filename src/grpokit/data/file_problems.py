@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
-_JSON_TYPES = {dict: "an object", list: "a list", str: "text", bool: "true/false", int: "a number", float: "a number"}
+from grpokit.data.jsonl import JsonlError, read_objects
 
 
 def find_problem(path: Path, fmt: str) -> str | None:
@@ -66,24 +65,10 @@ def _csv_problem(path: Path) -> str | None:
 
 
 def _jsonl_problem(path: Path) -> str | None:
-    records = 0
     try:
-        for number, line in _utf8_lines(path):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line.rstrip("\r\n"))
-            except json.JSONDecodeError as exc:
-                return (f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); fix or delete that line "
-                        "(JSON Lines: one object per line)")
-            except RecursionError:
-                return f"{path}:{number}: nested too deeply to read; write one flat JSON object per line"
-            if not isinstance(record, dict):
-                return (f"{path}:{number}: {_JSON_TYPES.get(type(record), 'null')} where a JSON object belongs; "
-                        'write each line like {"question": ..., "answer": ...}')
-            records += 1
-    except _Found as found:
-        return str(found)
+        records = sum(1 for _ in read_objects(path))
+    except JsonlError as exc:
+        return str(exc)
     if records == 0:
         return f"{path}: has no records; write one JSON object per line"
     return None

@@ -57,6 +57,8 @@ class HealthConfig:
     # length_drift
     length_limit_frac: float = 0.85     # mean length at this share of max_completion_length
     length_window: int = 10
+    length_min_limit: int = 32          # below this max_completion_length, answers are short by design and
+                                        # a token or two of noise is "drift": truncation speaks for such runs
     # reward_unscorable
     max_none_frac: float = 0.5
     unscorable_steps: int = 2
@@ -79,7 +81,7 @@ class HealthConfig:
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"health.{name} is a share and must be between 0 and 1, got {value}")
         for name in ("no_signal_steps", "truncation_steps", "sustained_truncation_steps", "collapse_steps",
-                     "kl_steps", "stuck_window", "length_window", "unscorable_steps", "realert_steps", "clear_steps",
+                     "kl_steps", "stuck_window", "length_window", "length_min_limit", "unscorable_steps", "realert_steps", "clear_steps",
                      "tool_failure_steps", "no_tool_steps", "turn_limit_steps"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"health.{name} must be at least 1, got {getattr(self, name)}")
@@ -296,7 +298,7 @@ def rule_length_drift(h: History, c: HealthConfig) -> Reading:
     limit = c.max_completion_length
     lengths = h.last("completions/mean_length", c.length_window)
     length = h.now("completions/mean_length")
-    if not limit or length is None or len(lengths) < c.length_window:
+    if not limit or limit < c.length_min_limit or length is None or len(lengths) < c.length_window:
         return NOT_NOW
     if length >= c.length_limit_frac * limit and _slope(lengths) > 0:
         return (True, length, c.length_limit_frac * limit,

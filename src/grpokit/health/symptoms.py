@@ -157,9 +157,10 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "are what you want."
         ),
         threshold=("mean completion length >= {length_limit_frac} x max_completion_length and rising over "
-                   "the window"),
+                   "the window; off when max_completion_length is under {length_min_limit} tokens (answers "
+                   "that short are short by design, and the truncation alert covers them)"),
         patience="a window of {length_window} logged steps (not capped: a shorter run never gets this alert)",
-        keys=("length_limit_frac", "length_window", "max_completion_length"),
+        keys=("length_limit_frac", "length_window", "length_min_limit", "max_completion_length"),
     ),
     Symptom(
         rule="reward_unscorable",

@@ -6,7 +6,6 @@ path, through the `bm25s` library (the optional extra `grpokit[tools]`).
 """
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
@@ -23,15 +22,11 @@ def load_documents(path: str | Path) -> list[dict]:
         files = sorted(f for f in p.rglob("*") if f.suffix in (".txt", ".md") and f.is_file())
         docs = [{"title": str(f.relative_to(p)), "text": f.read_text(encoding="utf-8", errors="replace")} for f in files]
     elif p.is_file() and p.suffix == ".jsonl":
+        from grpokit.data.jsonl import read_objects
+
         docs = []
-        for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise ValueError(f"{p}:{number} is not JSON ({exc})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+        for number, row in read_objects(p):  # its JsonlError is a ValueError that names the line
+            if not isinstance(row.get("text"), str):
                 raise ValueError(f"{p}:{number} needs a string `text` field")
             docs.append({"title": str(row.get("title") or row.get("id") or f"doc {number}"), "text": row["text"]})
     else:
