@@ -171,11 +171,12 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
 
 
 # What an alert means for this demo, in one line each; the full table is skill/troubleshooting.md.
-# Seen in the measured runs (benchmarks/results/learning.json): collapse, length_drift and
-# reward_stuck fired while held-out accuracy rose 27-38 points.
+# Seen in the measured runs (benchmarks/results/learning.json), replayed through today's rules:
+# reward_stuck in all three seeds and collapse in one, while held-out accuracy rose 27-38 points.
 _ALERT_MEANING = {
-    "collapse": "entropy fell: the model became sure of its one-number answers; on this task that is the learning "
-                "itself, and held-out accuracy (above) says whether the answers it settled on are right",
+    "collapse": "entropy fell and most groups scored alike: the model became sure of its one-number answers; "
+                "on this task that is largely the learning itself, and held-out accuracy (above) says whether "
+                "the answers it settled on are right",
     "length_drift": "answers are 3-4 tokens plus the end token, near the 6-token limit by design; nothing is cut "
                     "while completions/clipped_ratio stays near 0",
     "reward_stuck": "the training reward of the last steps fell; with 2 prompts a step it is noisy, so read "

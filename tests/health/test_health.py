@@ -74,6 +74,22 @@ def test_truncation_alerts_on_short_runs(ratios, expected_logs, alert_steps):
 
 
 @pytest.mark.parametrize(
+    "zero_std, fires",
+    [
+        (0.25, False),  # entropy at 10% of its start, yet groups still disagree: a model sure of its answers (the demo)
+        (0.5, True),    # half the groups scored alike as well: the groups stopped teaching, that is collapse
+        (1.0, True),    # every group identical
+    ],
+)
+def test_collapse_needs_groups_that_stopped_teaching(zero_std, fires):
+    steps = 20
+    metrics = [{"step": i + 1, "loss": 0.0, "entropy": 1.0 if i < 5 else 0.1, "completions/distinct_frac": 0.9,
+                "frac_reward_zero_std": 0.0 if i < 5 else zero_std} for i in range(steps)]
+    alerts = replay(metrics, HealthConfig(expected_logged_steps=steps))
+    assert ("collapse" in {a.rule for a in alerts}) is fires, [a.message for a in alerts]
+
+
+@pytest.mark.parametrize(
     "limit, start, end, fires",
     [
         (128, 60.0, 125.0, True),   # free text climbing toward a long limit: the drift the rule exists for

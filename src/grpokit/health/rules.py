@@ -46,7 +46,8 @@ class HealthConfig:
     sustained_truncation_steps: int = 10  # ... for this many (capped on short runs, which have no time to recover)
     # collapse
     entropy_drop: float = 0.3           # entropy below this share of its starting value
-    min_distinct_frac: float = 0.3      # or distinct completions per group below this share
+    min_distinct_frac: float = 0.3      # or distinct completions per group below this share ...
+    collapse_zero_std_frac: float = 0.5  # ... while this share of groups (mean of the last collapse_steps) has one score
     collapse_steps: int = 3
     # kl_blowup
     kl_max: float = 0.5
@@ -75,7 +76,7 @@ class HealthConfig:
         if unknown:
             raise ConfigError(f"health.disable: unknown rule(s) {unknown}; the rules are {list(RULES)}")
         for name in ("zero_std_frac", "clipped_ratio", "sustained_clipped_ratio", "entropy_drop",
-                     "min_distinct_frac", "length_limit_frac", "max_none_frac", "tool_failure_frac",
+                     "min_distinct_frac", "collapse_zero_std_frac", "length_limit_frac", "max_none_frac", "tool_failure_frac",
                      "turn_limit_frac"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -241,6 +242,12 @@ def rule_truncation(h: History, c: HealthConfig) -> Reading:
 
 
 def rule_collapse(h: History, c: HealthConfig) -> Reading:
+    # Low entropy or identical completions alone is also what a model sure of the right answer looks like
+    # (one-number answers, a learned format). It is collapse when the groups stop teaching: most of
+    # the recent groups scored every completion the same.
+    recent = [v for v in h.last("frac_reward_zero_std", c.collapse_steps) if finite(v) is not None]
+    if not recent or sum(recent) / len(recent) < c.collapse_zero_std_frac:
+        return NOT_NOW
     entropy = h.now("entropy")
     start = h.first.get("entropy", [])
     if entropy is not None and len(start) >= 3:

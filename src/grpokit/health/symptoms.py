@@ -81,9 +81,11 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "a checkpoint before the fall."
         ),
         threshold=("entropy < {entropy_drop} x its start (median of the first 3 logs), "
-                   "or completions/distinct_frac < {min_distinct_frac}"),
+                   "or completions/distinct_frac < {min_distinct_frac}; and at least {collapse_zero_std_frac} of "
+                   "the groups (mean of the last {collapse_steps} logs) scored all their completions the same. "
+                   "Without that, low entropy is a model sure of its answer, not a collapse"),
         patience="{collapse_steps} logged steps in a row",
-        keys=("entropy_drop", "min_distinct_frac", "collapse_steps"),
+        keys=("entropy_drop", "min_distinct_frac", "collapse_zero_std_frac", "collapse_steps"),
     ),
     Symptom(
         rule="kl_blowup",
