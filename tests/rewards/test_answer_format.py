@@ -287,3 +287,15 @@ def test_hostile_text_stays_linear(fmt, text):
         get(name, answer_format=fmt)([text], answer=["4"])
     # generous for a loaded 2-core machine; quadratic behaviour on 1 MB takes minutes
     assert time.perf_counter() - started < 5.0
+
+
+def test_the_probe_writes_its_completions_in_the_runs_format():
+    from grpokit.rewards.probe.config import probe_config
+    from grpokit.rewards.probe.rows import probe_row
+
+    row = probe_row(0, {"prompt": "What is 2 + 2?", "answer": "4"}, THINK_FINAL)
+    assert "<final>\n4\n</final>" in row.honest and "<answer>" not in row.honest  # the honest reference reads as right
+    (label, report), = probe_config(_config(), [{"prompt": "What is 2 + 2?", "answer": "4"}])
+    # Built with the run's format, the correctness reward pays the honest <final> answer over the wrong one.
+    assert report.errors == {} and "numeric_match" not in report.no_signal, report.to_dict()
+    assert report.ok, [str(e) for e in report.worst()]
