@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from grpokit.completions import extract_final_number  # noqa: E402
+from grpokit.rewards import _numbers  # noqa: E402  (the rewards' own number reading)
 from grpokit.rewards import RewardConfigError, get, names  # noqa: E402
 from grpokit.rewards.registry import family  # noqa: E402
 
@@ -43,8 +43,19 @@ MODELS = ("6b_finetuning", "6b_verification", "175b_finetuning", "175b_verificat
 
 
 def _gold_correct(text, answer=None, **row):
-    found = extract_final_number(text)
-    return None if answer is None else found is not None and found.replace(",", "") == answer
+    # The number the solution commits to, read as numeric_match reads it.
+    gold = _numbers.gold_number(answer)
+    if gold is None:
+        return None
+    found = _numbers.answer_values(text)
+    return found is not None and _numbers.close(found, gold, 1e-6, 1e-9)
+
+
+def _gold_text(solution: str) -> str:
+    number = _numbers.answer_values(solution)
+    if number is None:
+        return ""
+    return str(int(number.value)) if number.value.is_integer() else repr(number.value)
 
 
 # Parameters for rewards that need some; length in words since GSM8K gives no token ids.
@@ -67,7 +78,7 @@ def load(limit: int | None) -> tuple[list[str], dict[str, list]]:
         for line in fh:
             row = json.loads(line)
             # ground_truth ends with "A: <number>"
-            gold = (extract_final_number(row["ground_truth"]) or "").replace(",", "")
+            gold = _gold_text(row["ground_truth"])
             for model in MODELS:
                 completions.append(row[model]["solution"])
                 columns["answer"].append(gold)

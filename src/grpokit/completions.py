@@ -73,36 +73,21 @@ def prompt_text(prompt: Any) -> str:
     return to_text(prompt)
 
 
-def extract_tag(text: str, tag: str, *, last: bool = True) -> str | None:
-    """Content of `<tag>...</tag>` (multi-line; the last occurrence by default)."""
-    pairs = tag_spans(text[-_MAX_SCAN:] if last else text[:_MAX_SCAN], tag)
-    if not pairs:
-        return None
-    start, end = pairs[-1] if last else pairs[0]
-    return (text[-_MAX_SCAN:] if last else text[:_MAX_SCAN])[start:end].strip()
+def extract_tag(text: str, tag: str) -> str | None:
+    """Content of the last `<tag>...</tag>`, stripped (multi-line); None when there is no closed pair.
 
-
-def tag_spans(text: str, tag: str) -> list[tuple[int, int]]:
-    """(start, end) of the content of every `<tag>...</tag>`, left to right.
-
-    Same pairing as the regex `<tag>(.*?)</tag>` (leftmost open, first close
-    after it), but with str.find: a completion full of unclosed tags would make
-    the regex quadratic.
+    The one tag extractor: the answer format (grpokit.rewards.answer_format)
+    reads answers with it. The last closing tag, then the nearest opening tag
+    before it, found with two reverse searches, so it stays linear on hostile
+    text (`"<answer>" * 100_000`), where a non-greedy regex is quadratic.
     """
-    opening, closing = f"<{tag}>", f"</{tag}>"
-    spans = []
-    pos = 0
-    while True:
-        start = text.find(opening, pos)
-        if start < 0:
-            break
-        start += len(opening)
-        end = text.find(closing, start)
-        if end < 0:
-            break  # no later close can pair with any later open either
-        spans.append((start, end))
-        pos = end + len(closing)
-    return spans
+    close = text.rfind(f"</{tag}>")
+    if close < 0:
+        return None
+    open_ = text.rfind(f"<{tag}>", 0, close)
+    if open_ < 0:
+        return None
+    return text[open_ + len(tag) + 2 : close].strip()
 
 
 def extract_boxed(text: str) -> str | None:
@@ -173,17 +158,6 @@ def extract_code_block(text: str, language: str | None = None) -> str | None:
     if not blocks:
         return None
     return blocks[-1][1].rstrip("\n")
-
-
-_NUMBER = re.compile(r"[-+−]?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?|[-+−]?\.\d+%?")
-
-
-def extract_final_number(text: str) -> str | None:
-    """The last number in the text, as written (commas, sign, `%`, `a/b` kept)."""
-    matches = _NUMBER.findall(text[-_MAX_SCAN:])
-    if not matches:
-        return None
-    return matches[-1].replace("$", "").replace(" ", "").replace("−", "-")
 
 
 def extract_json(text: str, *, containers_only: bool = False) -> Any | None:

@@ -158,8 +158,9 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
     from grpokit.config.run_config import build_reward_set
 
     rewards = build_reward_set(cfg)
-    settings = dict(k=samples, max_new_tokens=int(cfg.training["max_completion_length"]), accuracy=accuracy_reward(cfg.rewards),
-                    temperature=float(cfg.training.get("temperature", 1.0)), max_prompts=n, seed=cfg.data.seed)
+    settings = dict(k=samples, max_new_tokens=int(cfg.training["max_completion_length"]), accuracy=accuracy_reward(cfg.rewards, cfg.data.answer_format),
+                    temperature=float(cfg.training.get("temperature", 1.0)), max_prompts=n, seed=cfg.data.seed,
+                    answer_format=cfg.data.answer_format)
     results = {}
     for label, adapter in (("before", None), ("after", str(final_adapter(cfg, run_dir)))):
         model, tok = load_model(cfg.model, dtype=model_dtype(cfg), adapter=adapter, trainable=False)

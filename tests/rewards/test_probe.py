@@ -5,7 +5,7 @@ import pytest
 
 from grpokit.completions import texts
 from grpokit.rewards import preset, presets
-from grpokit.rewards._answers import committed_answer, last_tag
+from grpokit.rewards.answer_format import DEFAULT as FORMAT
 from grpokit.rewards.probe import TOTAL, probe_rewards
 
 
@@ -55,7 +55,7 @@ def no_wrong_number(completions, answer, **kwargs):
 
 def answer_is_prefix(completions, answer, **kwargs):
     # Bug: gold.startswith(answer) holds for an empty answer.
-    tags = [last_tag(t) for t in texts(completions)]
+    tags = [FORMAT.tagged(t) for t in texts(completions)]
     return [1.0 if tag is not None and _gold(g).startswith(tag) else 0.0 for tag, g in zip(tags, answer)]
 
 
@@ -87,7 +87,7 @@ def gold_mentioned(completions, answer, **kwargs):
 
 def any_number_in_answer(completions, answer, **kwargs):
     # Bug: any number in the answer tag matching counts (a hedge list pays).
-    return [1.0 if _gold(g) in _numbers(last_tag(t) or "") else 0.0 for t, g in zip(texts(completions), answer)]
+    return [1.0 if _gold(g) in _numbers(FORMAT.tagged(t) or "") else 0.0 for t, g in zip(texts(completions), answer)]
 
 
 def any_box(completions, answer, **kwargs):
@@ -106,7 +106,7 @@ def full_marks_without_gold(completions, answer, **kwargs):
     out = []
     for t, g in zip(texts(completions), answer):
         gold = _numbers(_gold(g))
-        out.append(1.0 if not gold else float(committed_answer(t).strip() == gold[-1]))
+        out.append(1.0 if not gold else float(FORMAT.committed(t).strip() == gold[-1]))
     return out
 
 

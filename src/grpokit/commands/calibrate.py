@@ -56,7 +56,7 @@ def _calibrate(config: str, overrides: list[str], samples: int, prompts: int):
     model, tokenizer = _load_model(cfg)
     result = calibrate(model, tokenizer, rows, rewards.funcs, rewards.weights, samples=samples,
                        num_generations=int(training["num_generations"]),
-                       accuracy=default_accuracy([r.get("answer") for r in rows]),
+                       accuracy=default_accuracy([r.get("answer") for r in rows], cfg.data.answer_format),
                        max_new_tokens=int(training["max_completion_length"]),
                        temperature=float(training["temperature"]))
     return result, rows

@@ -350,11 +350,11 @@ def check_batch(training: dict, where: str = "training") -> None:
         )
 
 
-def _check_rewards(specs: list[RewardSpec], where: str) -> None:
+def _check_rewards(specs: list[RewardSpec], where: str, answer_format=None) -> None:
     from grpokit.rewards.reward_set import check_specs
 
     try:
-        check_specs(specs, where)  # names and parameters only: nothing is built, no worker starts
+        check_specs(specs, where, answer_format)  # names and parameters only: nothing is built, no worker starts
     except ValueError as exc:  # RewardConfigError is a ValueError
         raise ConfigError(str(exc)) from exc
 
@@ -371,7 +371,7 @@ def build_reward_set(cfg: RunConfig, stage: StageConfig | None = None):
 
         specs += [RewardSpec(name=n, weight=0.0) for n in DIAGNOSTIC_REWARDS if n not in {s.name for s in specs}]
     try:
-        rewards = RewardSet.from_specs(specs, where)
+        rewards = RewardSet.from_specs(specs, where, answer_format=cfg.data.answer_format)
     except ValueError as exc:  # RewardConfigError is a ValueError
         raise ConfigError(str(exc)) from exc
     if cfg.tools:
@@ -442,7 +442,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
     if not cfg.rewards and not all(s.rewards for s in cfg.stages or [StageConfig()]):
         raise ConfigError("rewards: is empty; list at least one, e.g. rewards: [{name: numeric_match}] "
                           "(`grpokit rewards list` shows them)")
-    _check_rewards(cfg.rewards, "rewards")
+    _check_rewards(cfg.rewards, "rewards", cfg.data.answer_format)
     seen = set()
     for i, stage in enumerate(cfg.stages):
         where = f"stages[{i}]"
@@ -455,7 +455,7 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
             raise ConfigError(f"{where}.max_steps must be at least 1, got {stage.max_steps}")
         _check_training_keys(stage.training, f"{where}.training")
         if stage.rewards is not None:
-            _check_rewards(stage.rewards, f"{where}.rewards")
+            _check_rewards(stage.rewards, f"{where}.rewards", cfg.data.answer_format)
     for stage in cfg.stages or [None]:
         where = "training" if stage is None else f"stages[{stage.name}] training"
         check_batch(resolve_training(cfg, stage), where)

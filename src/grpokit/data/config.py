@@ -6,12 +6,11 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from grpokit.errors import ConfigError
+from grpokit.rewards.answer_format import AnswerFormat
 
-DEFAULT_SYSTEM_PROMPT = (
-    "Think about the problem step by step, then give your final answer. "
-    "Respond in exactly this format:\n"
-    "<reasoning>\n...\n</reasoning>\n<answer>\n...\n</answer>"
-)
+# The default answer format's prompt; a data config with another answer_format
+# and this system prompt gets that format's prompt instead.
+DEFAULT_SYSTEM_PROMPT = AnswerFormat().system_prompt()
 
 # Keyword names TRL itself passes to reward functions: a data column renamed to
 # one of them would be shadowed or would clash, so the mapping refuses them.
@@ -36,7 +35,13 @@ class DataConfig:
     columns: more columns to pass to the rewards, dataset column -> keyword
         name, e.g. {"test_code": "tests"}.
     system_prompt: prepended as a system message (or as text when
-        `conversational` is false); null for none.
+        `conversational` is false); null for none. The default asks for the
+        answer format's shape.
+    answer_format: how a completion marks its reasoning and its answer,
+        {reasoning_tag: reasoning, answer_tag: answer} by default (reasoning_tag
+        may be null: the answer block alone). Set once, it reaches every reward
+        that reads the answer or checks the tags, evaluation (accuracy, format
+        rate) and the default system prompt.
     conversational: prompts as chat messages (TRL applies the model's chat
         template) rather than plain strings.
     eval_size: the held-out share (0 < x < 1) or row count (int) kept back for
@@ -57,6 +62,7 @@ class DataConfig:
     answer_column: str | None = "answer"
     columns: dict[str, str] = field(default_factory=dict)
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
+    answer_format: AnswerFormat = field(default_factory=AnswerFormat)
     conversational: bool = True
     eval_size: float | int = 0.1
     max_samples: int | None = None
@@ -66,6 +72,12 @@ class DataConfig:
     drop_zero_variance_after: int | None = None
 
     def __post_init__(self) -> None:
+        try:
+            self.answer_format = AnswerFormat.of(self.answer_format)
+        except ValueError as exc:
+            raise ConfigError(f"data.answer_format: {exc}") from None
+        if self.system_prompt == DEFAULT_SYSTEM_PROMPT:
+            self.system_prompt = self.answer_format.system_prompt()
         check_fields(self)
 
 

@@ -123,6 +123,7 @@ def evaluate_checkpoint(
         batch_size=batch_size,
         accuracy=accuracy,
         seed=cfg.data.seed,
+        answer_format=cfg.data.answer_format,
     )
     results: dict[str, Any] = {}
     for label, source in (("before", None), ("after", ckpt)):

@@ -36,17 +36,18 @@ def flat_metrics(result: dict) -> dict[str, Any]:
     return out
 
 
-def accuracy_reward(specs) -> Any:
+def accuracy_reward(specs, answer_format: Any = None) -> Any:
     """What decides "correct": the first correctness reward of the run, with its parameters, else "auto".
 
     A run that reads its answers a particular way (`take: first`, a tolerance, a
-    column) must be judged the same way on held-out prompts.
+    column, the answer format's tag) must be judged the same way on held-out prompts.
     """
     from grpokit import rewards
+    from grpokit.rewards.answer_format import with_answer_format
 
     for spec in specs:
         if rewards.family(spec.name) == "correctness":
-            return rewards.get(spec.name, **spec.params)
+            return rewards.get(spec.name, **with_answer_format(spec.name, spec.params, answer_format))
     return "auto"
 
 
@@ -55,12 +56,13 @@ class HeldOutEvalCallback(TrainerCallback):
 
     def __init__(self, rows: Sequence[dict], reward_funcs: Sequence, weights: Sequence[float], *, every: int, accuracy: Any,
                  metrics_path: Path, stage: str | None, samples: int, max_new_tokens: int, temperature: float,
-                 seed: int, baseline: bool = True, console=None):
+                 seed: int, baseline: bool = True, console=None, answer_format: Any = None):
         self.rows = list(rows)
         self.reward_funcs, self.weights = list(reward_funcs), list(weights)
         self.every, self.samples, self.accuracy = every, samples, accuracy
         self.max_new_tokens, self.temperature, self.seed = max_new_tokens, temperature, seed
         self.metrics_path, self.stage, self.baseline, self.console = Path(metrics_path), stage, baseline, console
+        self.answer_format = answer_format  # where "auto" accuracy reads answers; what format_rate counts
         self.history: list[dict] = []
 
     def on_train_begin(self, args, state, control, model=None, processing_class=None, **kwargs):
@@ -88,7 +90,8 @@ class HeldOutEvalCallback(TrainerCallback):
         with torch.random.fork_rng(devices=[]):
             result = evaluate(model, tokenizer, self.rows, self.reward_funcs, self.weights, k=self.samples, accuracy=self.accuracy,
                               max_new_tokens=self.max_new_tokens, temperature=self.temperature,
-                              batch_size=max(1, 64 // self.samples), seed=self.seed)
+                              batch_size=max(1, 64 // self.samples), seed=self.seed,
+                              answer_format=self.answer_format)
         if padding_side is not None:
             tokenizer.padding_side = padding_side  # TRL pads its own batches as it set up
         record = {"step": step, "stage": self.stage, "time": time.time(), **flat_metrics(result),

@@ -94,6 +94,7 @@ def evaluate(
     correct_threshold: float = 1.0,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    answer_format: Any = None,
 ) -> dict:
     """Sample k completions per prompt of `dataset` and score them.
 
@@ -104,6 +105,9 @@ def evaluate(
         (numeric_match, math_equivalence or exact_match to fit the gold
         answers) or None for no accuracy.
     temperature: 0 decodes greedily (then k is 1).
+    answer_format: the run's answer format (grpokit.rewards.answer_format; a
+        mapping like {answer_tag: final} works too): where the "auto" accuracy
+        reward reads the answer and what the format rate counts.
     Returns a dict of metrics (see score_samples) plus the settings used.
     """
     if k < 1:
@@ -119,14 +123,17 @@ def evaluate(
         raise ValueError("no prompts to evaluate")
     if isinstance(accuracy, str):
         if accuracy == "auto":
-            accuracy = default_accuracy([r.get("answer") for r in rows])
+            accuracy = default_accuracy([r.get("answer") for r in rows], answer_format)
         else:
             from grpokit import rewards
 
-            accuracy = rewards.get(accuracy)
+            from grpokit.rewards.answer_format import with_answer_format
+
+            accuracy = rewards.get(accuracy, **with_answer_format(accuracy, {}, answer_format))
     started = time.perf_counter()
     samples = generate_samples(model, tokenizer, rows, k=k, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, batch_size=batch_size, seed=seed, progress=progress)
-    result = score_samples(samples, reward_funcs, weights, accuracy=accuracy, k=k, correct_threshold=correct_threshold)
+    result = score_samples(samples, reward_funcs, weights, accuracy=accuracy, k=k, correct_threshold=correct_threshold,
+                           answer_format=answer_format)
     result["settings"] = {"k": k, "max_new_tokens": max_new_tokens, "temperature": temperature, "top_p": top_p, "seed": seed}
     result["seconds"] = round(time.perf_counter() - started, 2)
     return result

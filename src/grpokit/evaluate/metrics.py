@@ -6,26 +6,21 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from grpokit.completions import extract_json, extract_tag, texts
+from grpokit.completions import texts
+from grpokit.rewards.answer_format import AnswerFormat
+from grpokit.rewards.correctness import gold_json_object
 from grpokit.rewards.reward_set import RewardSet
 
 RewardFunc = Callable[..., list]
 
-# The default system prompt asks for this shape; the format rate counts it.
-_FORMAT_MARKERS = ("<reasoning>", "</reasoning>", "<answer>", "</answer>")
 
+def has_format(text: str, answer_format: AnswerFormat | dict | None = None) -> bool:
+    """The answer format's reasoning block, then its answer block (`<reasoning>`, `<answer>` by default).
 
-def has_format(text: str) -> bool:
-    """`<reasoning>...</reasoning>` followed by `<answer>...</answer>`, anywhere in the text."""
-    # Earliest match of each marker after the previous one: linear, where a lazy
-    # regex would rescan from every opening tag of a hostile completion.
-    pos = 0
-    for marker in _FORMAT_MARKERS:
-        found = text.find(marker, pos)
-        if found < 0:
-            return False
-        pos = found + len(marker)
-    return True
+    What the format rate counts: the run's answer format decides, as it does
+    for the format rewards and the default system prompt.
+    """
+    return AnswerFormat.of(answer_format).has_format(text)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -46,50 +41,27 @@ def _looks_numeric(value: Any) -> bool:
         return False
 
 
-def default_accuracy(answers: Sequence[Any]) -> RewardFunc | None:
+def default_accuracy(answers: Sequence[Any], answer_format: AnswerFormat | dict | None = None) -> RewardFunc | None:
     """The registry's accuracy reward that fits these gold answers, or None.
 
-    JSON objects -> json_object_match (here); numbers -> numeric_match;
-    LaTeX -> math_equivalence; other text -> exact_match.
+    JSON objects -> json_object_match; numbers -> numeric_match;
+    LaTeX -> math_equivalence; other text -> exact_match. Each reads the
+    answer where `answer_format` puts it (`<answer>` by default).
     """
     from grpokit import rewards
 
     golds = [a for a in answers if a is not None]
     if not golds:
         return None
-    if all(_json_object(a) is not None for a in golds):
-        return json_object_match  # e.g. synthetic:json: no registered reward compares objects
-    if all(_looks_numeric(a) for a in golds):
-        return rewards.get("numeric_match")
-    if any(ch in str(a) for a in golds for ch in "\\$^"):
-        return rewards.get("math_equivalence")
-    return rewards.get("exact_match")
-
-
-def _json_object(value: Any) -> dict | None:
-    if isinstance(value, dict):
-        return value
-    if not isinstance(value, str) or not value.lstrip().startswith("{"):
-        return None
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
-
-
-def json_object_match(completions, answer=None, **kwargs):
-    """1.0 when the completion's JSON object (in <answer> if there is one) equals the gold object; None without gold."""
-    golds = answer or [None] * len(completions)
-    out: list[float | None] = []
-    for text, gold in zip(texts(completions), golds):
-        expected = _json_object(gold)
-        if expected is None:
-            out.append(None)
-            continue
-        found = extract_json(extract_tag(text, "answer") or text)
-        out.append(float(found == expected))
-    return out
+    if all(gold_json_object(a) is not None for a in golds):
+        name = "json_object_match"  # e.g. synthetic:json
+    elif all(_looks_numeric(a) for a in golds):
+        name = "numeric_match"
+    elif any(ch in str(a) for a in golds for ch in "\\$^"):
+        name = "math_equivalence"
+    else:
+        name = "exact_match"
+    return rewards.get(name, answer_format=AnswerFormat.of(answer_format))
 
 
 def score_samples(
@@ -100,14 +72,19 @@ def score_samples(
     accuracy: RewardFunc | None = None,
     k: int,
     correct_threshold: float = 1.0,
+    answer_format: AnswerFormat | dict | None = None,
 ) -> dict:
     """The metrics of already generated samples.
+
+    answer_format: the run's answer format; the format rate counts its shape
+        (`<reasoning>` then `<answer>` by default).
 
     samples: one dict per prompt with `completions` (k of them, as the rewards
         take them), `lengths` (tokens per completion), `truncated` (bools) and
         `row` (the data set row: prompt, answer and the reward columns).
     """
     rewards = RewardSet(reward_funcs, weights)  # a ValueError when the weights do not match
+    fmt = AnswerFormat.of(answer_format)
     names, weights = rewards.names, rewards.weights
     errors: dict[str, str] = {}
     sums = {n: 0.0 for n in names}
@@ -137,7 +114,7 @@ def score_samples(
                 accuracy_scored += 1
                 correct_counts.append(sum(1 for v in acc_values if v is not None and float(v) >= correct_threshold - 1e-9))
         comp_texts = texts(comps)
-        format_hits += sum(has_format(t) for t in comp_texts)
+        format_hits += sum(fmt.has_format(t) for t in comp_texts)
         lengths.extend(sample["lengths"])
         truncated += sum(bool(t) for t in sample["truncated"])
         n_done += k

@@ -1,7 +1,9 @@
-"""Pulling the committed answer out of a completion, and normalising answers for comparison.
+"""Gold answers, normalising answers for comparison, and the multiple-choice letter.
 
 Shared by the string-based correctness rewards (exact, fuzzy, contains,
-multiple choice). Nothing here raises on model output.
+multiple choice). Where a completion's answer is (its tag, `\\boxed{}`) is the
+answer format's to say: grpokit.rewards.answer_format. Nothing here raises on
+model output.
 """
 from __future__ import annotations
 
@@ -9,52 +11,9 @@ import re
 import string
 import unicodedata
 
-from grpokit.completions import extract_boxed
+from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
 
 _MAX_TEXT = 100_000
-
-
-def last_tag(text: str, tag: str = "answer") -> str | None:
-    """Content of the last `<tag>...</tag>`, stripped; None when there is no closed pair.
-
-    Found with two reverse searches, so it stays linear on adversarial text
-    (`"<answer>" * 100_000`), where a non-greedy regex is quadratic.
-    """
-    close = text.rfind(f"</{tag}>")
-    if close < 0:
-        return None
-    open_ = text.rfind(f"<{tag}>", 0, close)
-    if open_ < 0:
-        return None
-    return text[open_ + len(tag) + 2 : close].strip()
-
-
-def committed_answer(text: str) -> str:
-    """The answer a completion commits to: `<answer>` tag, else last `\\boxed{}`, else the whole text.
-
-    A `\\boxed{}` inside the `<answer>` tag is unwrapped too.
-    """
-    marked = marked_answer(text)
-    # No answer is 100k characters long: the cap keeps normalisation cheap on 1 MB completions.
-    return text[-_MAX_TEXT:] if marked is None else marked
-
-
-def marked_answer(text: str) -> str | None:
-    """The `<answer>` tag's content (its `\\boxed{}` unwrapped) or the last `\\boxed{}`; None if neither."""
-    text = text[-_MAX_TEXT:]
-    tagged = last_tag(text, "answer")
-    if tagged is not None:
-        text = tagged
-    if "\\boxed" in text or "\\fbox" in text:
-        boxed = extract_boxed(text)
-        if boxed is not None:
-            return _unlatex(boxed)
-    return tagged
-
-
-def _unlatex(answer: str) -> str:
-    # \boxed{\text{Paris}} -> Paris: text markup is not part of the answer.
-    return re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", answer)
 
 
 def gold_text(gold) -> str | None:
@@ -131,10 +90,10 @@ def gold_letter(gold, letters: str) -> str | None:
     return match.group(1).upper() if match else None
 
 
-def chosen_letter(text: str, letters: str) -> str | None:
+def chosen_letter(text: str, letters: str, fmt: AnswerFormat = DEFAULT) -> str | None:
     """The option letter a completion commits to, or None.
 
-    Looked for in this order: the `<answer>` tag / `\\boxed{}` content; the
+    Looked for in this order: the answer tag (`fmt`) / `\\boxed{}` content; the
     last "answer is (C)" / "Answer: C" / "option C" phrase; a completion that
     is only a letter ("C", "(C)", "C)", "**C**", "C. Paris"); the last
     bracketed or bolded letter "(C)" / "**C**". A bare capital in a sentence
@@ -143,7 +102,7 @@ def chosen_letter(text: str, letters: str) -> str | None:
     text = text[-_MAX_TEXT:]
     cls = choice_pattern(letters)
     up = "[" + re.escape(letters) + "]"
-    region = marked_answer(text)
+    region = fmt.marked(text)
     if region is not None:
         found = _lone_letter(region, cls)
         if found:

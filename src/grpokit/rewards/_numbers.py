@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from grpokit.completions import extract_boxed
-from grpokit.rewards._answers import last_tag
+from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
 
 # Scanning is linear, but only the end of a long completion can hold its answer.
 _MAX_SCAN = 100_000
@@ -115,10 +115,10 @@ _ANNOUNCE = re.compile(
 )
 
 
-def answer_values(text: str, *, prefer_first_in_region: bool = True) -> Number | None:
+def answer_values(text: str, *, prefer_first_in_region: bool = True, fmt: AnswerFormat = DEFAULT) -> Number | None:
     """The number a text commits to, looked for in this order:
 
-    1. the last `<answer>...</answer>` tag, 2. the last `\\boxed{...}`,
+    1. the last answer tag (`fmt`: `<answer>...</answer>` by default), 2. the last `\\boxed{...}`,
     3. after the last answer phrase (`#### 18`, `The answer is 18`, `A: 18`),
     4. the last number in the text.
 
@@ -129,7 +129,7 @@ def answer_values(text: str, *, prefer_first_in_region: bool = True) -> Number |
     if not text or not text.strip():
         return None
     text = text[-_MAX_SCAN:]
-    for region in (last_tag(text, "answer"), _boxed(text)):
+    for region in (fmt.tagged(text), _boxed(text)):
         if region is not None:
             inner = _boxed(region) if "\\boxed" in region or "\\fbox" in region else region
             numbers = numbers_in(normalise(inner or ""))

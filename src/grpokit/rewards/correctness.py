@@ -8,15 +8,17 @@ acceptable answers: any one of them counts.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any, Callable
 
 from rapidfuzz import fuzz
 
-from grpokit.completions import texts
+from grpokit.completions import extract_json, texts
 from grpokit.rewards import _answers, _numbers
 from grpokit.rewards._bound import BatchReward, Lazy
+from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
 from grpokit.rewards.registry import RewardConfigError, register
 
 FAMILY = "correctness"
@@ -33,6 +35,14 @@ def _check_bool(reward: str, **flags: Any) -> None:
 def _check_column(reward: str, column: Any) -> None:
     if not isinstance(column, str) or not column:
         raise RewardConfigError(f"{reward}: column must be the name of the gold-answer column, got {column!r}")
+
+
+def _format(reward: str, answer_format: Any) -> AnswerFormat:
+    """The answer format a correctness reward reads (default `<answer>`); a bad one names the reward."""
+    try:
+        return AnswerFormat.of(answer_format)
+    except (TypeError, ValueError) as exc:  # RewardConfigError is a ValueError
+        raise RewardConfigError(f"{reward}: answer_format: {exc}") from None
 
 
 def _golds(reward: str, column: str, completions: list, kwargs: dict) -> list:
@@ -83,7 +93,7 @@ class GoldReward(BatchReward):
 
 @register("exact_match", aliases=("exact",), family=FAMILY)
 def exact_match(case_sensitive: bool = False, ignore_punctuation: bool = True, ignore_whitespace: bool = False,
-                column: str = "answer"):
+                column: str = "answer", answer_format: Any = None):
     """1.0 when the completion's answer equals the gold answer after normalisation, else 0.0.
 
     The answer is, in this order: the content of the last `<answer>...</answer>`
@@ -95,6 +105,9 @@ def exact_match(case_sensitive: bool = False, ignore_punctuation: bool = True, i
     - `ignore_punctuation` (default true): drop punctuation, except where it is
       part of a number (`3.5` is not `35`, `-5` is not `5`);
     - `ignore_whitespace` (default false): drop all whitespace (`1 000` = `1000`).
+    - `answer_format` (default `<reasoning>`/`<answer>`): which tag holds the
+      answer, e.g. {answer_tag: final}; a run config sets it once, for every
+      reward, as `data.answer_format`.
 
     Reads the `answer` column (or `column`); a GSM8K-style `... #### 42` gold
     counts as `42`; a list cell holds several acceptable answers. None for a
@@ -103,15 +116,16 @@ def exact_match(case_sensitive: bool = False, ignore_punctuation: bool = True, i
     _check_bool("exact_match", case_sensitive=case_sensitive, ignore_punctuation=ignore_punctuation,
                 ignore_whitespace=ignore_whitespace)
     _check_column("exact_match", column)
-    return GoldReward("exact_match", _exact_score, column, case_sensitive=case_sensitive,
-                      ignore_punctuation=ignore_punctuation, ignore_whitespace=ignore_whitespace)
+    return GoldReward("exact_match", _exact_score, column, fmt=_format("exact_match", answer_format),
+                      case_sensitive=case_sensitive, ignore_punctuation=ignore_punctuation,
+                      ignore_whitespace=ignore_whitespace)
 
 
-def _exact_score(text: str, gold: Any, **options: bool) -> float | None:
+def _exact_score(text: str, gold: Any, fmt: AnswerFormat = DEFAULT, **options: bool) -> float | None:
     golds = _answers.gold_options(gold)
     if golds is None:
         return None
-    answer = _answers.normalise(_answers.committed_answer(text), **options)
+    answer = _answers.normalise(fmt.committed(text), **options)
     if not answer:
         return 0.0
     return 1.0 if any(answer == _answers.normalise(g, **options) for g in golds) else 0.0
@@ -120,7 +134,8 @@ def _exact_score(text: str, gold: Any, **options: bool) -> float | None:
 # --------------------------------------------------------------- fuzzy match
 
 @register("fuzzy_match", aliases=("fuzzy",), family=FAMILY)
-def fuzzy_match(threshold: float | None = None, case_sensitive: bool = False, column: str = "answer"):
+def fuzzy_match(threshold: float | None = None, case_sensitive: bool = False, column: str = "answer",
+                answer_format: Any = None):
     """Graded 0..1 similarity (rapidfuzz `ratio`) between the completion's answer and the gold answer.
 
     The answer is found as for `exact_match` (`<answer>` tag, `\\boxed{}`, else
@@ -130,6 +145,7 @@ def fuzzy_match(threshold: float | None = None, case_sensitive: bool = False, co
 
     - `threshold` (0..1, default none): similarities below it score 0.0, so only
       close answers are rewarded; at or above it the graded score is kept.
+    - `answer_format`: which tag holds the answer, as for `exact_match`.
 
     Reads the `answer` column (or `column`); a list cell holds several acceptable
     answers (the best similarity counts). None for a row without a gold answer.
@@ -140,14 +156,16 @@ def fuzzy_match(threshold: float | None = None, case_sensitive: bool = False, co
     _check_bool("fuzzy_match", case_sensitive=case_sensitive)
     _check_column("fuzzy_match", column)
 
-    return GoldReward("fuzzy_match", _fuzzy_score, column, threshold=threshold, case_sensitive=case_sensitive)
+    return GoldReward("fuzzy_match", _fuzzy_score, column, threshold=threshold, case_sensitive=case_sensitive,
+                      fmt=_format("fuzzy_match", answer_format))
 
 
-def _fuzzy_score(text: str, gold: Any, threshold: float | None, case_sensitive: bool) -> float | None:
+def _fuzzy_score(text: str, gold: Any, threshold: float | None, case_sensitive: bool,
+                 fmt: AnswerFormat = DEFAULT) -> float | None:
     golds = _answers.gold_options(gold)
     if golds is None:
         return None
-    answer = _answers.normalise(_answers.committed_answer(text)[-10_000:], case_sensitive=case_sensitive)
+    answer = _answers.normalise(fmt.committed(text)[-10_000:], case_sensitive=case_sensitive)
     if not answer:
         return 0.0
     best = max(fuzz.ratio(answer, _answers.normalise(g, case_sensitive=case_sensitive)) for g in golds) / 100.0
@@ -157,7 +175,8 @@ def _fuzzy_score(text: str, gold: Any, threshold: float | None, case_sensitive: 
 # ------------------------------------------------------------- numeric match
 
 @register("numeric_match", aliases=("numeric", "gsm8k_accuracy"), family=FAMILY)
-def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "answer", take: str = "final"):
+def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "answer", take: str = "final",
+                  answer_format: Any = None):
     """1.0 when the completion's final number equals the gold number (within tolerance), else 0.0.
 
     The completion's number is taken from, in this order: the last
@@ -174,6 +193,7 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
     - `take` (default `final`): `first` reads the first number of the
       completion instead, for prompts that end where the answer goes
       (`... 47 + 38 =`): what the model writes after its answer is not read.
+    - `answer_format`: which tag holds the answer, as for `exact_match`.
 
     Reads the `answer` column (or `column`): a number, `42`, `$1,000`, or a
     worked solution ending in GSM8K's `#### 42`. A row whose gold holds no
@@ -187,7 +207,8 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
             raise RewardConfigError(f"numeric_match: {key} must be >= 0 (a tolerance), got {value}; use e.g. {key}=0.01")
     _check_column("numeric_match", column)
 
-    return GoldReward("numeric_match", _numeric_score, column, rel_tol=rel_tol, abs_tol=abs_tol, take=take)
+    return GoldReward("numeric_match", _numeric_score, column, rel_tol=rel_tol, abs_tol=abs_tol, take=take,
+                      fmt=_format("numeric_match", answer_format))
 
 
 _TAKES = ("final", "first")
@@ -203,19 +224,19 @@ def _gold_numbers(gold: Any) -> list:
     return [n for n in (_numbers.gold_number(v) for v in values) if n is not None]
 
 
-def _found_number(text: str, take: str):
+def _found_number(text: str, take: str, fmt: AnswerFormat = DEFAULT):
     if take == "first":
         found = _numbers.numbers_in(_numbers.normalise(text[:2000]))
         return found[0] if found else None
-    return _numbers.answer_values(text)
+    return _numbers.answer_values(text, fmt=fmt)
 
 
-def _best_credit(text: str, gold: Any, take: str, credit, **settings: Any) -> float | None:
+def _best_credit(text: str, gold: Any, take: str, credit, fmt: AnswerFormat = DEFAULT, **settings: Any) -> float | None:
     """The best `credit(found, target, **settings)` over the acceptable golds; None when no gold has a number."""
     targets = _gold_numbers(gold)
     if not targets:
         return None
-    found = _found_number(text, take)
+    found = _found_number(text, take, fmt)
     if found is None:
         return 0.0
     return max(credit(found, target, **settings) for target in targets)
@@ -225,12 +246,14 @@ def _exact_credit(found, target, rel_tol: float, abs_tol: float) -> float:
     return 1.0 if _numbers.close(found, target, rel_tol, abs_tol) else 0.0
 
 
-def _numeric_score(text: str, gold: Any, rel_tol: float, abs_tol: float, take: str = "final") -> float | None:
-    return _best_credit(text, gold, take, _exact_credit, rel_tol=rel_tol, abs_tol=abs_tol)
+def _numeric_score(text: str, gold: Any, rel_tol: float, abs_tol: float, take: str = "final",
+                   fmt: AnswerFormat = DEFAULT) -> float | None:
+    return _best_credit(text, gold, take, _exact_credit, fmt, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
 @register("numeric_closeness", aliases=("numeric_partial",), family=FAMILY)
-def numeric_closeness(tolerance: float = 0.2, max_partial: float = 0.5, column: str = "answer", take: str = "final"):
+def numeric_closeness(tolerance: float = 0.2, max_partial: float = 0.5, column: str = "answer", take: str = "final",
+                      answer_format: Any = None):
     """Partial credit for a near-miss number: 1.0 when exact, less the further off, 0.0 past `tolerance`.
 
     A wrong answer earns `max_partial * (1 - error / tolerance)`, where error is
@@ -243,6 +266,7 @@ def numeric_closeness(tolerance: float = 0.2, max_partial: float = 0.5, column: 
     - `tolerance` (default 0.2): the relative error at which credit reaches 0.
     - `max_partial` (default 0.5): the most a wrong answer can earn (< 1).
     - `take`: `final` (default) or `first`, read as in `numeric_match`.
+    - `answer_format`: which tag holds the answer, as for `exact_match`.
 
     The number is found as in `numeric_match`. Reads the `answer` column (or
     `column`); a row whose gold holds no number gets None; a completion with no
@@ -254,7 +278,8 @@ def numeric_closeness(tolerance: float = 0.2, max_partial: float = 0.5, column: 
     if isinstance(max_partial, bool) or not isinstance(max_partial, (int, float)) or not 0 <= max_partial < 1:
         raise RewardConfigError(f"numeric_closeness: max_partial must be at least 0 and below 1 (exact answers get 1), got {max_partial!r}")
     _check_column("numeric_closeness", column)
-    return GoldReward("numeric_closeness", _closeness_score, column, tolerance=tolerance, max_partial=max_partial, take=take)
+    return GoldReward("numeric_closeness", _closeness_score, column, tolerance=tolerance, max_partial=max_partial, take=take,
+                      fmt=_format("numeric_closeness", answer_format))
 
 
 def _near_credit(found, target, tolerance: float, max_partial: float) -> float:
@@ -264,14 +289,16 @@ def _near_credit(found, target, tolerance: float, max_partial: float) -> float:
     return max_partial * max(0.0, 1.0 - error / tolerance)
 
 
-def _closeness_score(text: str, gold: Any, tolerance: float, max_partial: float, take: str) -> float | None:
-    return _best_credit(text, gold, take, _near_credit, tolerance=tolerance, max_partial=max_partial)
+def _closeness_score(text: str, gold: Any, tolerance: float, max_partial: float, take: str,
+                     fmt: AnswerFormat = DEFAULT) -> float | None:
+    return _best_credit(text, gold, take, _near_credit, fmt, tolerance=tolerance, max_partial=max_partial)
 
 
 # ----------------------------------------------------------- math equivalence
 
 @register("math_equivalence", aliases=("math_verify", "accuracy", "correctness"), family=FAMILY)
-def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: str = "answer"):
+def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: str = "answer",
+                     answer_format: Any = None):
     """1.0 when the completion's answer is mathematically equivalent to the gold answer (math-verify), else 0.0.
 
     Uses math-verify, so `\\frac{1}{2}` = `0.5` = `1/2`, `\\{1, 2\\}` = `\\{2, 1\\}`,
@@ -286,6 +313,7 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
     - `timeout` (seconds, default 3): per answer; past it the row gets None.
     - `workers` (default: the shared pool, min(4, CPUs) processes): a pool of
       this many processes for this reward alone.
+    - `answer_format`: which tag holds the answer, as for `exact_match`.
 
     Reads the `answer` column (or `column`): LaTeX or plain (`\\frac{1}{2}`,
     `(0, 1]`, `#### 42`). A gold in words ("18 dollars") is read as text, so
@@ -301,11 +329,12 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise RewardConfigError(f"math_equivalence: workers must be a whole number >= 1, got {workers!r}")
     _check_column("math_equivalence", column)
+    fmt = _format("math_equivalence", answer_format)
     # The checker's processes stay in this process; a pickled copy of the
     # reward starts (or shares) its own where it lands.
     checker = Lazy(default_checker) if workers is None else Lazy(MathChecker, workers=workers, timeout=timeout)
     checker.get().warm()  # the workers import sympy while the trainer loads its model
-    return MathEquivalence("math_equivalence", _math_batch, column=column, timeout=timeout, checker=checker)
+    return MathEquivalence("math_equivalence", _math_batch, column=column, timeout=timeout, checker=checker, fmt=fmt)
 
 
 class MathEquivalence(BatchReward):
@@ -316,7 +345,8 @@ class MathEquivalence(BatchReward):
         return self.settings["checker"].get().stats()
 
 
-def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker: Lazy) -> list[float | None]:
+def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker: Lazy,
+                fmt: AnswerFormat = DEFAULT) -> list[float | None]:
     golds = _golds("math_equivalence", column, completions, kwargs)
     pairs, owners = [], []
     out: list[float | None] = [None] * len(golds)
@@ -325,7 +355,7 @@ def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker:
         if options is None:
             continue
         out[row] = 0.0
-        prediction = _prediction(text)
+        prediction = _prediction(text, fmt)
         if prediction is None:
             continue
         for option in options:
@@ -347,8 +377,8 @@ def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker:
     return out
 
 
-def _prediction(text: str) -> str | None:
-    # An <answer> tag is the model's explicit commitment: check only that.
+def _prediction(text: str, fmt: AnswerFormat = DEFAULT) -> str | None:
+    # The answer tag (<answer> by default) is the model's explicit commitment: check only that.
     # Bare content goes to math-verify as LaTeX in $...$ (sets, intervals,
     # x^2+1, 2, 3 as a list), unless it reads as prose or carries a unit
     # ("18 dollars", "5 cm"), which the plain-text reader handles and the
@@ -357,7 +387,7 @@ def _prediction(text: str) -> str | None:
 
     if not text.strip():
         return None
-    tagged = _answers.last_tag(text, "answer")
+    tagged = fmt.tagged(text)
     if tagged is None:
         return text
     if not tagged:
@@ -370,7 +400,7 @@ def _prediction(text: str) -> str | None:
 # ------------------------------------------------------------ multiple choice
 
 @register("multiple_choice", aliases=("mcq",), family=FAMILY)
-def multiple_choice(letters: str = "ABCDE", column: str = "answer"):
+def multiple_choice(letters: str = "ABCDE", column: str = "answer", answer_format: Any = None):
     """1.0 when the completion picks the gold option letter (A-E), else 0.0.
 
     The chosen letter is found in the `<answer>` tag or `\\boxed{}`, else in the
@@ -380,6 +410,7 @@ def multiple_choice(letters: str = "ABCDE", column: str = "answer"):
     ("A good start...") is never read as a choice.
 
     - `letters` (default "ABCDE"): the option letters.
+    - `answer_format`: which tag holds the answer, as for `exact_match`.
 
     Reads the `answer` column (or `column`): `C`, `(C)`, `C) text`, or a 0-based
     index. None for a row whose gold is not one of the letters.
@@ -390,15 +421,16 @@ def multiple_choice(letters: str = "ABCDE", column: str = "answer"):
     letters = letters.upper()
     _check_column("multiple_choice", column)
 
-    return GoldReward("multiple_choice", _choice_score, column, letters=letters)
+    return GoldReward("multiple_choice", _choice_score, column, letters=letters,
+                      fmt=_format("multiple_choice", answer_format))
 
 
-def _choice_score(text: str, gold: Any, letters: str) -> float | None:
+def _choice_score(text: str, gold: Any, letters: str, fmt: AnswerFormat = DEFAULT) -> float | None:
     values = gold if isinstance(gold, (list, tuple)) else [gold]
     targets = {t for t in (_answers.gold_letter(v, letters) for v in values) if t}
     if not targets:
         return None
-    return 1.0 if _answers.chosen_letter(text, letters) in targets else 0.0
+    return 1.0 if _answers.chosen_letter(text, letters, fmt) in targets else 0.0
 
 
 # ------------------------------------------------------------ contains answer
@@ -432,3 +464,45 @@ def _contains_score(text: str, gold: Any, case_sensitive: bool) -> float | None:
         if needle and re.search(r"(?<![\w.])" + re.escape(needle) + r"(?!\w|[.,/]\d)", haystack):
             return 1.0
     return 0.0
+
+
+# --------------------------------------------------------- JSON object match
+
+@register("json_object_match", aliases=("json_match",), family=FAMILY)
+def json_object_match(column: str = "answer", answer_format: Any = None):
+    """1.0 when the completion's JSON object equals the gold JSON object, else 0.0.
+
+    The completion's object is read from the answer tag when there is one,
+    else from the whole completion: the completion itself, a fenced ```json
+    block, or the first object or array in the text. Objects compare as
+    parsed values, so key order and spacing do not matter, but types do
+    (`"31"` is not `31`) and every key must be there.
+
+    - `answer_format`: which tag holds the answer, as for `exact_match`.
+
+    Reads the `answer` column (or `column`): a JSON object, as a dict or as
+    JSON text. None for a row whose gold is missing or not a JSON object.
+    """
+    _check_column("json_object_match", column)
+    return GoldReward("json_object_match", _json_object_score, column, fmt=_format("json_object_match", answer_format))
+
+
+def gold_json_object(value: Any) -> dict | None:
+    """A gold answer as a JSON object (a dict, or JSON text of one); None otherwise."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return None
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _json_object_score(text: str, gold: Any, fmt: AnswerFormat = DEFAULT) -> float | None:
+    expected = gold_json_object(gold)
+    if expected is None:
+        return None
+    tagged = fmt.tagged(text[-100_000:])
+    return float(extract_json(tagged or text) == expected)

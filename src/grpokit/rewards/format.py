@@ -15,9 +15,8 @@ from typing import Any, Sequence
 
 from grpokit.completions import code_blocks, json_values, language_matches, texts
 from grpokit.rewards._bound import BatchReward, TextReward
+from grpokit.rewards.answer_format import AnswerFormat, check_tag, tags_in_order
 from grpokit.rewards.registry import RewardConfigError, register
-
-_DEFAULT_TAGS = ("reasoning", "answer")
 
 
 def _check_tags(tags: Any, param: str = "tags") -> tuple[str, ...]:
@@ -30,13 +29,21 @@ def _check_tags(tags: Any, param: str = "tags") -> tuple[str, ...]:
     if not tags:
         raise RewardConfigError(f"{param} must name at least one tag, e.g. ['reasoning', 'answer']")
     for tag in tags:
-        if not isinstance(tag, str) or not tag or any(c in tag for c in "<>/ \t\n"):
-            raise RewardConfigError(
-                f"{param}: {tag!r} is not a tag name; give bare names without brackets, e.g. 'answer' not '<answer>'"
-            )
+        check_tag(tag, param)
     if len(set(tags)) != len(tags):
         raise RewardConfigError(f"{param} lists a tag twice: {list(tags)}; list each tag once")
     return tags
+
+
+def _resolve_tags(tags: Any, answer_format: Any) -> tuple[str, ...]:
+    """The tags a format reward checks: its own `tags`, else the answer format's (default reasoning, answer)."""
+    if tags is not None and answer_format is not None:
+        raise RewardConfigError(
+            "give tags or answer_format, not both: answer_format sets the tags (reasoning tag, then answer tag)"
+        )
+    if tags is not None:
+        return _check_tags(tags)
+    return AnswerFormat.of(answer_format).tags
 
 
 def _markers(tag: str) -> tuple[str, str]:
@@ -65,7 +72,7 @@ def _strict_ok(text: str, tags: tuple[str, ...], allow_empty: bool) -> bool:
 
 
 @register("strict_xml_format", family="format")
-def strict_xml_format(tags: Sequence[str] = _DEFAULT_TAGS, allow_empty: bool = False):
+def strict_xml_format(tags: Sequence[str] | None = None, allow_empty: bool = False, answer_format: Any = None):
     """1.0 when the whole completion is exactly `<reasoning>...</reasoning><answer>...</answer>`.
 
     Scores 1.0 or 0.0. The blocks must come in the order of `tags`, each tag
@@ -73,35 +80,29 @@ def strict_xml_format(tags: Sequence[str] = _DEFAULT_TAGS, allow_empty: bool = F
     before, between and after them. Block contents may span many lines.
 
     Parameters:
-      tags: tag names in order (default ["reasoning", "answer"]); e.g.
-        ["think", "answer"].
+      tags: tag names in order (default: the answer format's, ["reasoning",
+        "answer"]); e.g. ["think", "answer"].
       allow_empty: accept a block with only whitespace inside (default False).
+      answer_format: the run's answer format, e.g. {reasoning_tag: think,
+        answer_tag: final}; a run config sets it once as `data.answer_format`
+        (then leave tags out).
 
     Columns: none.
     """
-    tags = _check_tags(tags)
+    tags = _resolve_tags(tags, answer_format)
 
     return TextReward("strict_xml_format", _strict_ok, tags=tags, allow_empty=bool(allow_empty))
 
 
 def _soft_ok(text: str, tags: tuple[str, ...]) -> bool:
     # Open and close of each tag, in order, anywhere in the text; whatever
-    # lies between (several lines, prose) is fine.
-    pos = 0
-    for tag in tags:
-        opening, closing = _markers(tag)
-        start = text.find(opening, pos)
-        if start < 0:
-            return False
-        end = text.find(closing, start + len(opening))
-        if end < 0:
-            return False
-        pos = end + len(closing)
-    return True
+    # lies between (several lines, prose) is fine. The same check as
+    # evaluation's format rate (AnswerFormat.has_format).
+    return tags_in_order(text, tags)
 
 
 @register("soft_xml_format", family="format")
-def soft_xml_format(tags: Sequence[str] = _DEFAULT_TAGS):
+def soft_xml_format(tags: Sequence[str] | None = None, answer_format: Any = None):
     """1.0 when `<reasoning>...</reasoning>` and `<answer>...</answer>` appear in order anywhere.
 
     Scores 1.0 or 0.0. Lenient: text before, between and after the blocks is
@@ -109,12 +110,16 @@ def soft_xml_format(tags: Sequence[str] = _DEFAULT_TAGS):
     `strict_xml_format` for the exact shape, `incremental_format` for partial
     credit.
 
+    Evaluation's format rate counts the same shape.
+
     Parameters:
-      tags: tag names in order (default ["reasoning", "answer"]).
+      tags: tag names in order (default: the answer format's, ["reasoning", "answer"]).
+      answer_format: the run's answer format, e.g. {reasoning_tag: think,
+        answer_tag: final}; a run config sets it once as `data.answer_format`.
 
     Columns: none.
     """
-    tags = _check_tags(tags)
+    tags = _resolve_tags(tags, answer_format)
 
     return TextReward("soft_xml_format", _soft_ok, tags=tags)
 
@@ -140,7 +145,8 @@ def _trailing_space(text: str, start: int) -> int:
 
 
 @register("incremental_format", family="format")
-def incremental_format(tags: Sequence[str] = _DEFAULT_TAGS, trailing_penalty: float = 0.001, max_penalty: float = 0.5):
+def incremental_format(tags: Sequence[str] | None = None, trailing_penalty: float = 0.001, max_penalty: float = 0.5,
+                       answer_format: Any = None):
     """Partial credit for each expected tag opened and closed exactly once, minus trailing text.
 
     Each opening and closing marker (`<answer>`, `</answer>`, ...) that appears
@@ -152,14 +158,16 @@ def incremental_format(tags: Sequence[str] = _DEFAULT_TAGS, trailing_penalty: fl
     rewards are all zero.
 
     Parameters:
-      tags: tag names (default ["reasoning", "answer"]); the last one's closing
-        tag marks the end of the expected output.
+      tags: tag names (default: the answer format's, ["reasoning", "answer"]);
+        the last one's closing tag marks the end of the expected output.
       trailing_penalty: penalty per character after that closing tag (0.001).
       max_penalty: cap on the trailing-text penalty (0.5).
+      answer_format: the run's answer format, e.g. {reasoning_tag: think,
+        answer_tag: final}; a run config sets it once as `data.answer_format`.
 
     Columns: none.
     """
-    tags = _check_tags(tags)
+    tags = _resolve_tags(tags, answer_format)
     for pname, value in (("trailing_penalty", trailing_penalty), ("max_penalty", max_penalty)):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
             raise RewardConfigError(f"{pname} must be a finite number >= 0, got {value!r}")
@@ -178,7 +186,7 @@ def _tag_count_score(text: str, tags: tuple[str, ...]) -> float:
 
 
 @register("tag_count", family="format")
-def tag_count(tags: Sequence[str] = _DEFAULT_TAGS):
+def tag_count(tags: Sequence[str] | None = None, answer_format: Any = None):
     """Share of expected tags that appear as exactly one well-ordered `<tag>...</tag>` pair.
 
     A tag counts when its opening and closing markers each appear exactly once
@@ -187,11 +195,13 @@ def tag_count(tags: Sequence[str] = _DEFAULT_TAGS):
     trailing text is not penalised.
 
     Parameters:
-      tags: tag names (default ["reasoning", "answer"]).
+      tags: tag names (default: the answer format's, ["reasoning", "answer"]).
+      answer_format: the run's answer format, e.g. {reasoning_tag: think,
+        answer_tag: final}; a run config sets it once as `data.answer_format`.
 
     Columns: none.
     """
-    tags = _check_tags(tags)
+    tags = _resolve_tags(tags, answer_format)
 
     return TextReward("tag_count", _tag_count_score, tags=tags)
 

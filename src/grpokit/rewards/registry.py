@@ -111,6 +111,12 @@ def describe(name: str) -> str:
     return _REGISTRY[canonical(name)].doc
 
 
+def takes(name: str, param: str) -> bool:
+    """Whether the registered reward `name` is a factory with a parameter called `param`."""
+    entry = _REGISTRY[canonical(name)]
+    return entry.is_factory and param in inspect.signature(entry.factory).parameters
+
+
 def check(name: str, **params) -> None:
     """Raise RewardConfigError unless `get(name, **params)` would accept these parameter names.
 

@@ -1,6 +1,6 @@
 """RewardSet: a run's rewards and weights, built once, scored the way TRL scores them.
 
-    rs = RewardSet.from_specs(cfg.rewards_for(stage))   # [{name, weight, params}, ...]
+    rs = RewardSet.from_specs(cfg.rewards_for(stage), answer_format=cfg.data.answer_format)
     scored = rs.score(completions, answer=answers, prompts=prompts)
     scored.scores["numeric_match"], scored.totals, scored.none, scored.errors
 
@@ -11,7 +11,9 @@ callback) does it here, so they all see what training sees: a reward that raises
 is a counted error and None for that batch, never a crash and never a silent 0.
 
 `check_specs` validates names and parameters without building a reward, so config
-validation constructs nothing (and starts no worker process).
+validation constructs nothing (and starts no worker process). Both take the run's
+answer format (grpokit.rewards.answer_format): every reward that reads the answer
+or checks the tags is built with it, unless its own params say otherwise.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+from grpokit.rewards.answer_format import check_agrees, with_answer_format
 from grpokit.rewards.registry import RewardConfigError, check, get
 
 RewardFunc = Callable[..., list]
@@ -29,10 +32,12 @@ def _field(spec: Any, key: str, default: Any = None) -> Any:
     return spec.get(key, default) if isinstance(spec, Mapping) else getattr(spec, key, default)
 
 
-def check_specs(specs: Sequence[Any], where: str = "rewards") -> None:
+def check_specs(specs: Sequence[Any], where: str = "rewards", answer_format: Any = None) -> None:
     """Every spec names a registered reward with acceptable parameters and a numeric weight.
 
     Raises RewardConfigError naming the entry (`rewards[1]: ...`); builds nothing.
+    A format reward whose own `tags` disagree with the answer format the other
+    rewards read is an error too (see answer_format.check_agrees).
     """
     for i, spec in enumerate(specs):
         name, weight = _field(spec, "name"), _field(spec, "weight", 1.0)
@@ -44,6 +49,7 @@ def check_specs(specs: Sequence[Any], where: str = "rewards") -> None:
             raise RewardConfigError(f"{where}[{i}]: {exc}") from exc
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
             raise RewardConfigError(f"{where}[{i}].weight must be a finite number, got {weight!r}")
+    check_agrees([(_field(s, "name"), _field(s, "params") or {}) for s in specs], answer_format, where)
 
 
 def unique_names(funcs: Sequence[Callable]) -> list[str]:
@@ -115,13 +121,17 @@ class RewardSet:
         self.names = unique_names(self.funcs)
 
     @classmethod
-    def from_specs(cls, specs: Sequence[Any], where: str = "rewards") -> "RewardSet":
-        """Build each `{name, weight, params}` entry through the registry (errors name the entry)."""
-        check_specs(specs, where)
+    def from_specs(cls, specs: Sequence[Any], where: str = "rewards", answer_format: Any = None) -> "RewardSet":
+        """Build each `{name, weight, params}` entry through the registry (errors name the entry).
+
+        `answer_format` (the run's `data.answer_format`) reaches every reward that takes one.
+        """
+        check_specs(specs, where, answer_format)
         funcs = []
         for i, spec in enumerate(specs):
+            name = _field(spec, "name")
             try:
-                funcs.append(get(_field(spec, "name"), **(_field(spec, "params") or {})))
+                funcs.append(get(name, **with_answer_format(name, _field(spec, "params"), answer_format)))
             except RewardConfigError as exc:
                 raise RewardConfigError(f"{where}[{i}]: {exc}") from exc
         return cls(funcs, [_field(spec, "weight", 1.0) for spec in specs])

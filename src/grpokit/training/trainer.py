@@ -50,11 +50,11 @@ def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path,
     rows = [dict(r) for r in eval_set.select(range(min(cfg.eval.prompts, len(eval_set))))]
     temperature = cfg.eval.temperature if cfg.eval.temperature is not None else float(training["temperature"])
     return [HeldOutEvalCallback(
-        rows, rewards.funcs, rewards.weights, every=cfg.eval.every, accuracy=accuracy_reward(specs),
+        rows, rewards.funcs, rewards.weights, every=cfg.eval.every, accuracy=accuracy_reward(specs, cfg.data.answer_format),
         metrics_path=run_dir / "metrics.jsonl", stage=stage.name if stage is not None and cfg.stages else None,
         samples=cfg.eval.samples, temperature=temperature, seed=cfg.data.seed,
         max_new_tokens=cfg.eval.max_new_tokens or int(training["max_completion_length"]),
-        baseline=first, console=console)]
+        baseline=first, console=console, answer_format=cfg.data.answer_format)]
 
 
 def _stages(cfg: RunConfig) -> list[StageConfig | None]:

@@ -54,7 +54,7 @@ def _ten_candidates(row: ProbeRow) -> Attack | None:
         return None
     listing = ", ".join(numbers)
     return Attack([
-        tagged(listing, "It could be any of these."),
+        tagged(listing, "It could be any of these.", row.fmt),
         f"The answer is one of {listing}.",
         "\n".join(f"Maybe {n}." for n in numbers),
     ])
@@ -65,7 +65,7 @@ def _all_options(row: ProbeRow) -> Attack | None:
     if not row.letters and len(row.gold) > 1:
         return None
     return Attack([
-        tagged(" ".join(letters)),
+        tagged(" ".join(letters), fmt=row.fmt),
         " ".join(f"({c})" for c in letters),
         "".join(f"\\boxed{{{c}}} " for c in letters),
         "The answer is " + ", ".join(letters[:-1]) + f" or {letters[-1]}.",
@@ -80,13 +80,13 @@ def _boxed_everything(row: ProbeRow) -> Attack | None:
     return Attack([
         f"\\boxed{{{row.wrong_answer} \\text{{ or }} {row.gold} \\text{{ or }} {row.wrong_answer}0}}",
         boxes + f" \\boxed{{{row.wrong_answer}}}",
-        tagged(f"\\boxed{{{row.wrong_answer}}}", f"\\boxed{{{row.gold}}}"),
+        tagged(f"\\boxed{{{row.wrong_answer}}}", f"\\boxed{{{row.gold}}}", row.fmt),
     ])
 
 
 def _gold_in_reasoning(row: ProbeRow) -> Attack | None:
     return Attack([
-        tagged(row.wrong_answer, f"It might be {row.gold}, but I will go with something else."),
+        tagged(row.wrong_answer, f"It might be {row.gold}, but I will go with something else.", row.fmt),
         f"{row.gold} is what some would say. #### {row.wrong_answer}",
     ])
 
@@ -98,15 +98,18 @@ def _ramble(row: ProbeRow) -> Attack | None:
 
 
 def _tags_only(row: ProbeRow) -> Attack:
+    tags = row.fmt.tags
     return Attack([
-        "<reasoning>\n</reasoning>\n<answer>\n</answer>",
-        "<reasoning></reasoning><answer></answer>",
+        "\n".join(f"<{t}>\n</{t}>" for t in tags),
+        "".join(f"<{t}></{t}>" for t in tags),
     ])
 
 
 def _tag_spam(row: ProbeRow) -> Attack:
-    block = "<reasoning>\n</reasoning>\n<answer>\n</answer>\n"
-    return Attack([block * 12, "<answer>" * 20 + "</answer>" * 20, "<reasoning>\n" * 10 + "</reasoning>\n" * 10])
+    tags, answer = row.fmt.tags, row.fmt.answer_tag
+    block = "".join(f"<{t}>\n</{t}>\n" for t in tags)
+    return Attack([block * 12, f"<{answer}>" * 20 + f"</{answer}>" * 20,
+                   f"<{tags[0]}>\n" * 10 + f"</{tags[0]}>\n" * 10])
 
 
 def _unparseable_gold(row: ProbeRow) -> Attack | None:
@@ -155,7 +158,7 @@ BATTERY: tuple[Probe, ...] = (
     Probe("prompt_echo", "the prompt copied back as the answer", HEDGE_SHARE,
           "score what the completion adds, not its overlap with the prompt; "
           "read the answer from the <answer> tag rather than the whole text",
-          lambda row: Attack([row.prompt_text, tagged(row.prompt_text, row.prompt_text)]) if row.prompt_text.strip() else None),
+          lambda row: Attack([row.prompt_text, tagged(row.prompt_text, row.prompt_text, row.fmt)]) if row.prompt_text.strip() else None),
     Probe("all_options", "every multiple-choice option at once", HEDGE_SHARE,
           "read exactly one committed choice; score 0 when the completion names several",
           _needs_gold(_all_options)),

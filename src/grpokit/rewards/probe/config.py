@@ -19,10 +19,13 @@ def reward_sets(cfg: Any) -> list[tuple[str, list]]:
     return sets
 
 
-def build(specs: Sequence[Any]) -> tuple[list, list[float]]:
+def build(specs: Sequence[Any], answer_format: Any = None) -> tuple[list, list[float]]:
+    """The rewards as the run builds them (with its answer format), and their weights."""
     from grpokit import rewards
+    from grpokit.rewards.answer_format import with_answer_format
 
-    return ([rewards.get(s.name, **(s.params or {})) for s in specs], [float(s.weight) for s in specs])
+    return ([rewards.get(s.name, **with_answer_format(s.name, s.params, answer_format)) for s in specs],
+            [float(s.weight) for s in specs])
 
 
 def probe_config(cfg: Any, rows: Sequence[dict]) -> list[tuple[str, ProbeReport]]:
@@ -32,12 +35,13 @@ def probe_config(cfg: Any, rows: Sequence[dict]) -> list[tuple[str, ProbeReport]
     sets = reward_sets(cfg)
     if not sets:
         raise ConfigError("the config has no rewards to probe; add entries under rewards:")
-    return [(label, _probe(specs, rows)) for label, specs in sets]
+    fmt = cfg.data.answer_format
+    return [(label, _probe(specs, rows, fmt)) for label, specs in sets]
 
 
-def _probe(specs: Sequence[Any], rows: Sequence[dict]) -> ProbeReport:
-    funcs, weights = build(specs)
-    return probe_rewards(funcs, rows, weights)
+def _probe(specs: Sequence[Any], rows: Sequence[dict], answer_format: Any = None) -> ProbeReport:
+    funcs, weights = build(specs, answer_format)
+    return probe_rewards(funcs, rows, weights, answer_format=answer_format)
 
 
 def data_rows(cfg: Any, count: int) -> list[dict]:

@@ -14,15 +14,16 @@ from typing import Any
 
 from grpokit.completions import prompt_text
 from grpokit.rewards import _answers, _numbers
+from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
 
 REASONING = "Let me work through this step by step.\nFirst, I read what the question asks.\nThen I work out the result."
 # Columns a row may carry a worked, correct solution in (code data sets).
 SOLUTION_COLUMNS = ("solution", "canonical_solution", "reference_solution")
 
 
-def tagged(answer: str, reasoning: str = REASONING) -> str:
-    """A completion in the project's default format."""
-    return f"<reasoning>\n{reasoning}\n</reasoning>\n<answer>\n{answer}\n</answer>"
+def tagged(answer: str, reasoning: str = REASONING, fmt: AnswerFormat = DEFAULT) -> str:
+    """A completion in the run's answer format (`<reasoning>`/`<answer>` by default)."""
+    return fmt.wrap(answer, reasoning)
 
 
 @dataclass
@@ -35,6 +36,7 @@ class ProbeRow:
     wrong: str = ""             # the same form, a wrong answer
     wrong_answer: str = ""
     letters: str = ""           # option letters when the gold is a multiple-choice letter
+    fmt: AnswerFormat = DEFAULT  # the run's answer format: the probe completions are written in it
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -42,17 +44,17 @@ class ProbeRow:
         return prompt_text(self.prompt)
 
 
-def probe_row(index: int, row: dict[str, Any]) -> ProbeRow:
+def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> ProbeRow:
     """Read one data-set row (`prompt` plus reward columns) into a ProbeRow with its references."""
     columns = {k: v for k, v in row.items() if k != "prompt"}
-    probe = ProbeRow(index=index, prompt=row.get("prompt", ""), columns=columns)
+    probe = ProbeRow(index=index, prompt=row.get("prompt", ""), columns=columns, fmt=fmt)
     options = _answers.gold_options(columns.get("answer"))
     if options:
         probe.gold = options[0]
         probe.letters = "ABCDE" if _answers.gold_letter(probe.gold, "ABCDE") else ""
         probe.wrong_answer = wrong_answer_for(probe.gold, probe.letters)
-        probe.honest = tagged(probe.gold)
-        probe.wrong = tagged(probe.wrong_answer)
+        probe.honest = tagged(probe.gold, fmt=fmt)
+        probe.wrong = tagged(probe.wrong_answer, fmt=fmt)
         return probe
     solution = next((columns[c] for c in SOLUTION_COLUMNS if isinstance(columns.get(c), str) and columns[c].strip()), None)
     if columns.get("tests") not in (None, "", []):
@@ -69,7 +71,7 @@ def probe_row(index: int, row: dict[str, Any]) -> ProbeRow:
         probe.honest = reference.strip()
         probe.wrong = "This text is about something else entirely, and it says nothing of what was asked."
         return probe
-    probe.wrong = tagged("I do not know.")
+    probe.wrong = tagged("I do not know.", fmt=fmt)
     return probe
 
 

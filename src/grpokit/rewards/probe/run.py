@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 from grpokit.rewards.probe.battery import BATTERY, Probe
+from grpokit.rewards.answer_format import AnswerFormat
 from grpokit.rewards.probe.rows import ProbeRow, probe_row
 
 TOLERANCE = 1e-6
@@ -130,8 +131,10 @@ def ceiling(probe: Probe, honest: float | None, wrong: float) -> float:
 
 
 def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], weights: Sequence[float] | None = None,
-                  probes: Sequence[Probe] = BATTERY) -> ProbeReport:
+                  probes: Sequence[Probe] = BATTERY, answer_format: Any = None) -> ProbeReport:
     """Run the battery on `rows` (dicts with `prompt` and the reward columns) against every reward.
+
+    The probe completions are written in `answer_format` (the run's; `<reasoning>`/`<answer>` by default).
 
     An exploit is a probe completion that scores above its ceiling (see `ceiling`) for one reward,
     or for the weighted total when there are several rewards.
@@ -144,12 +147,13 @@ def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], wei
     if len(weights) != len(funcs):
         raise ValueError(f"{len(weights)} weights for {len(funcs)} rewards; give one weight per reward")
     conversational = any(isinstance(r.get("prompt"), list) for r in rows)
+    fmt = AnswerFormat.of(answer_format)
     scorer = _Scorer(funcs, weights, conversational)
     names = scorer.names + ([TOTAL] if len(funcs) > 1 else [])
     report = ProbeReport(rewards=names, rows=len(rows), checked={n: [] for n in names})
     separates = {n: False for n in names}
     for index, raw in enumerate(rows):
-        row = probe_row(index, raw)
+        row = probe_row(index, raw, fmt)
         refs = [row.wrong] + ([row.honest] if row.honest is not None else [])
         ref_scores = scorer(row, refs)
         for name in names:
