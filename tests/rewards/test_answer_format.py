@@ -189,14 +189,14 @@ _CUSTOM = {
 
 
 def _config(**changes):
-    from grpokit.config import from_dict
+    from grpokit.config.run_config import from_dict
 
     raw = {**_CUSTOM, **changes}
     return from_dict(raw, check_data=False)
 
 
 def test_custom_tags_flow_from_the_config_everywhere():
-    from grpokit.config import build_reward_set, to_dict
+    from grpokit.config.run_config import build_reward_set, to_dict
     from grpokit.evaluate.during import accuracy_reward
 
     cfg = _config()
