@@ -361,3 +361,22 @@ def test_has_format_is_linear_on_hostile_text():
     started = time.perf_counter()
     assert has_format(text) is False
     assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize(
+    "reward_names, has_rate",
+    [
+        (["numeric_match", "regex_format"], False),     # the demo: built-ins that pay a bare number, no tags asked for
+        (["numeric_match", "soft_xml_format"], True),   # a tag-format reward: the rate is the share in that format
+        (["numeric_match", "incremental_format"], True),  # any reward that checks tags counts
+    ],
+)
+def test_format_rate_only_when_the_run_asks_for_tags(reward_names, has_rate):
+    import grpokit.rewards as rewards
+
+    funcs = [rewards.get(name) for name in reward_names]
+    samples = [sample(["<reasoning>r</reasoning><answer>7</answer>", "7"], "7")]
+    result = score_samples(samples, funcs, [1.0] * len(funcs), k=2)
+    assert (result["format_rate"] is not None) is has_rate
+    if has_rate:
+        assert result["format_rate"] == pytest.approx(0.5)

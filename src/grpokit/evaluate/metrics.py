@@ -10,6 +10,7 @@ from grpokit.completions import texts
 from grpokit.rewards.answer_format import AnswerFormat
 from grpokit.rewards.correctness import gold_json_object
 from grpokit.rewards.reward_set import RewardSet
+from grpokit.rewards import registry
 
 RewardFunc = Callable[..., list]
 
@@ -85,6 +86,7 @@ def score_samples(
     """
     rewards = RewardSet(reward_funcs, weights)  # a ValueError when the weights do not match
     fmt = AnswerFormat.of(answer_format)
+    count_format = checks_tags(rewards.funcs)
     names, weights = rewards.names, rewards.weights
     errors: dict[str, str] = {}
     sums = {n: 0.0 for n in names}
@@ -114,7 +116,8 @@ def score_samples(
                 accuracy_scored += 1
                 correct_counts.append(sum(1 for v in acc_values if v is not None and float(v) >= correct_threshold - 1e-9))
         comp_texts = texts(comps)
-        format_hits += sum(fmt.has_format(t) for t in comp_texts)
+        if count_format:
+            format_hits += sum(fmt.has_format(t) for t in comp_texts)
         lengths.extend(sample["lengths"])
         truncated += sum(bool(t) for t in sample["truncated"])
         n_done += k
@@ -131,7 +134,7 @@ def score_samples(
         "accuracy": None,
         "pass@1": None,
         f"pass@{k}": None,
-        "format_rate": format_hits / n_done if n_done else None,
+        "format_rate": format_hits / n_done if n_done and count_format else None,
         "mean_length": sum(lengths) / len(lengths) if lengths else None,
         "truncated_rate": truncated / n_done if n_done else None,
         "reward": total_reward / n_done if n_done else None,
@@ -148,6 +151,23 @@ def score_samples(
         result[f"pass@{k}"] = sum(pass_at_k(k, c, k) for c in correct_counts) / len(correct_counts)
     return result
 
+
+
+def checks_tags(funcs) -> bool:
+    """Whether the run may ask for the answer format's tags, so that a format rate means something.
+
+    False only when every reward is a built-in and none of them checks tags (the demo pays a bare
+    number: a 0% rate for a format it never asked for would read as a failure). A custom reward
+    may check tags under any name, so its presence keeps the rate.
+    """
+    for func in funcs:
+        name = getattr(func, "__name__", "")
+        try:
+            if registry.takes(name, "tags"):
+                return True
+        except registry.RewardConfigError:
+            return True
+    return False
 
 
 # "pass@k" stands for pass@<samples per prompt>; see headline_keys.
