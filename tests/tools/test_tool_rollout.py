@@ -122,3 +122,5 @@ def test_multi_turn_rollout_runs_tools_in_the_sandbox(chatml_tiny, tmp_path, mon
     assert first["rewards/tool_call_success/mean"] == pytest.approx((1 + 0 + 1 + 0) / 4)
     assert first["rewards/tool_turn_limit/mean"] == 0.0 and first["rewards/malformed_tool_call/mean"] == 0.0
     assert first["rewards/numeric_match/mean"] is not None
+    # Time inside tool calls: at least the hostile call's 1 s timeout, a share of the step below 1.
+    assert first["tools/seconds"] >= 1.0 and 0 < first["tools/time_share"] < 1
