@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -34,8 +35,39 @@ EXAMPLE_PY = ("Solve the problem with the python tool. First reply with only a t
               '<tool_call>\n{"name": "python", "arguments": {"code": "print(12 * 3 + 5)"}}\n</tool_call>\n'
               "Then read the result and give the final answer as a number.")
 
+CALL_OPENING = '<tool_call>\n{"name": "python", "arguments": {"code": "'
+
+# One worked exchange before the real question, as chat turns: the call written the way the
+# template renders a real one, the tool's answer as a tool message.
+DEMO = [
+    {"role": "user", "content": "Ana has 12 boxes with 3 pens in each box. How many pens does Ana have?"},
+    {"role": "assistant", "content": '<tool_call>\n{"name": "python", "arguments": {"code": "print(12 * 3)"}}\n</tool_call>'},
+    {"role": "tool", "content": "36"},
+    {"role": "assistant", "content": "Ana has 36 pens."},
+]
+FEWSHOT = "fewshot_example_call_python"
+
+
+def _exchange(question: str, code: str, output: str, answer: str) -> list[dict]:
+    call = json.dumps({"name": "python", "arguments": {"code": code}})
+    return [{"role": "user", "content": question},
+            {"role": "assistant", "content": f"<tool_call>\n{call}\n</tool_call>"},
+            {"role": "tool", "content": output},
+            {"role": "assistant", "content": answer}]
+
+
+# Three worked exchanges, every one opening with a call: what configs/data/tool_math_fewshot.jsonl holds.
+DEMO3 = [*DEMO,
+         *_exchange("Ben has 85 cards and gives 27 of them to a friend. How many cards does Ben have now?",
+                    "print(85 - 27)", "58", "Ben has 58 cards."),
+         *_exchange("Chen has 46 shells. Chen gets 38 more. How many shells does Chen have now?",
+                    "print(46 + 38)", "84", "Chen has 84 shells.")]
+FEWSHOT3 = "fewshot3_example_call_python"
+
 # name -> (system prompt or None, tools offered)
 VARIANTS = {
+    FEWSHOT: (EXAMPLE_PY, ["python"]),
+    FEWSHOT3: (EXAMPLE_PY, ["python"]),
     "recipe_before": (RECIPE, ["python", "calculator"]),
     "no_system_prompt": (None, ["python", "calculator"]),
     "example_call_calculator": (EXAMPLE_CALC, ["python", "calculator"]),
@@ -47,7 +79,7 @@ VARIANTS = {
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=8)
-    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--samples", type=int, default=4, help="0: only the exact call-opening probability")
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tool_prompt_probe.json"))
@@ -77,10 +109,29 @@ def main(argv=None) -> dict:
         methods = [getattr(env, t) for t in tools]
         prompts = []
         for row in rows:
-            messages = ([{"role": "system", "content": system}] if system else []) + [
-                {"role": "user", "content": row["question"]}]
+            messages = ([{"role": "system", "content": system}] if system else []) + (
+                {FEWSHOT: DEMO, FEWSHOT3: DEMO3}.get(name, [])) + [{"role": "user", "content": row["question"]}]
             prompts.append(tokenizer.apply_chat_template(messages, tools=methods, add_generation_prompt=True,
                                                          tokenize=False))
+        # Probability that the reply opens with a python call: exact, one forward pass per prompt,
+        # so it tells variants apart where a few samples all show 0 calls.
+        p_open = []
+        for prompt in prompts:
+            ids = tokenizer(prompt + CALL_OPENING, add_special_tokens=False, return_tensors="pt")["input_ids"]
+            n_prompt = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+            assert ids[0, :n_prompt].tolist() == tokenizer(prompt, add_special_tokens=False)["input_ids"]
+            with torch.no_grad():
+                logits = model(ids).logits[0, n_prompt - 1:-1].float()
+            logp = torch.log_softmax(logits, -1).gather(1, ids[0, n_prompt:, None]).sum().item()
+            p_open.append(math.exp(logp))
+        prompt_tokens = len(tokenizer(prompts[0], add_special_tokens=False)["input_ids"])
+        print(f"{name}: P(reply opens with a python call) mean {sum(p_open) / len(p_open):.3g} "
+              f"({prompt_tokens} prompt tokens)", flush=True)
+        results[name] = {"system_prompt": system, "tools": tools, "prompt_tokens": prompt_tokens,
+                         "p_call_opening_mean": sum(p_open) / len(p_open),
+                         "p_call_opening_by_problem": [float(f"{p:.3g}") for p in p_open]}
+        if args.samples == 0:
+            continue
         batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         start = time.perf_counter()
         torch.manual_seed(0)
@@ -112,14 +163,14 @@ def main(argv=None) -> dict:
             if len(examples) < 3:
                 examples.append(tokenizer.decode(ids, skip_special_tokens=False)[:300])
         n = len(out)
-        results[name] = {
-            "system_prompt": system, "tools": tools, "replies": n,
+        results[name].update({
+            "replies": n,
             "parsed_call_share": round(parsed_calls / n, 3),
             "malformed_call_share": round(malformed / n, 3),
             "calls_ran_clean_share": round(ran_clean / n, 3),
             "generate_seconds": round(seconds, 1),
             "examples": examples,
-        }
+        })
         print(f"{name}: parsed calls {parsed_calls}/{n}, malformed {malformed}/{n}, ran clean {ran_clean}/{n} "
               f"({seconds:.0f} s)", flush=True)
     result = {

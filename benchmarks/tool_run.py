@@ -88,7 +88,9 @@ def main(argv=None) -> dict:
     cfg = load_config(args.config, overrides)
     load_before = os.getloadavg()
     start = time.perf_counter()
-    run_dir = Path(train(cfg))
+    from rich.console import Console
+
+    run_dir = Path(train(cfg, console=Console()))
     train_seconds = time.perf_counter() - start
     calls, seconds = tool_calls_made(), tool_seconds()
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
