@@ -103,7 +103,7 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
     tool_keys = ["tools/call_frequency", "tools/failure_frequency", "rewards/tool_turn_limit/mean",
                  "tools/time_share"]
     if any("tools/call_frequency" in r for r in records):
-        chosen.append(Panel("tool use (calls per episode; failing, turn-limited and step-time shares)", tool_keys, None,
+        chosen.append(Panel("tool use (calls per episode; shares of calls and step time)", tool_keys, None,
                             "calls above 0; failures and turn-limit share low",
                             ("tool_calls_fail", "tool_never_called", "tool_turn_limit"), from_zero=True))
     memory = ["memory/rss_gb", "memory/cuda_allocated_gb"]
