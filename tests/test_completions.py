@@ -169,3 +169,44 @@ def test_extractors_never_raise(text):
     found = extract_tag(text, "answer")
     assert found is None or "<answer>" not in found
     assert "</answer>" in text or found is None
+
+
+def _call(name, **arguments):
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+TRAJECTORY = [
+    {"role": "assistant", "content": "Let me compute.", "tool_calls": [_call("python", code="x = 6 * 7\nprint(x)")]},
+    {"role": "tool", "name": "python", "content": "42"},
+    {"role": "assistant", "content": "", "tool_calls": [_call("search", query="primes", top_k=2)]},
+    {"role": "tool", "name": "search", "content": "{'error': 'no documents'}"},
+    {"role": "assistant", "content": "The answer is 42"},
+]
+
+
+@pytest.mark.parametrize("completion, expected", [
+    # A tool trajectory in full: turns, calls (code as written, other arguments as JSON), outputs, in order.
+    (TRAJECTORY, "[assistant]\nLet me compute.\n[call python] code:\nx = 6 * 7\nprint(x)\n[python output]\n42\n"
+                 '[call search] {"query": "primes", "top_k": 2}\n[search output]\n{\'error\': \'no documents\'}\n'
+                 "[assistant]\nThe answer is 42"),
+    # An episode that ended on a call that never ran shows the call last.
+    (TRAJECTORY[:1], "[assistant]\nLet me compute.\n[call python] code:\nx = 6 * 7\nprint(x)"),
+    # Without tool turns nothing changes: the text a reward reads.
+    (MSG, "hi"),
+    ("plain", "plain"),
+    ([{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}], "ab"),
+])
+def test_transcript_shows_a_tool_trajectory_in_full(completion, expected):
+    from grpokit.completions import transcript
+
+    assert transcript(completion) == expected
+
+
+def test_transcript_never_raises_on_odd_calls():
+    from grpokit.completions import transcript
+
+    odd = [{"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "f", "arguments": "not a dict"}},
+                                                                  "junk", {"type": "function"}]},
+           {"role": "tool", "content": ["part"]}, "stray"]
+    text = transcript(odd)
+    assert "[call f]" in text and "[call ?]" in text and "[tool output]" in text and "stray" in text

@@ -38,6 +38,61 @@ def to_text(completion: Any) -> str:
     return _clean(str(completion))
 
 
+def is_trajectory(completion: Any) -> bool:
+    """A multi-turn completion of a run with tools: it holds a tool call or a tool message."""
+    return isinstance(completion, (list, tuple)) and any(
+        isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in completion)
+
+
+def transcript(completion: Any) -> str:
+    """A completion as readable text; a tool trajectory in full, turn by turn.
+
+    A plain completion is `to_text`. A trajectory (runs with `tools:`) shows every
+    assistant turn, each tool call (a single string argument such as code is shown
+    as written, others as JSON) and each tool's output, in order:
+
+        [assistant]
+        Let me compute.
+        [call python] code:
+        print(6 * 7)
+        [python output]
+        42
+        [assistant]
+        The answer is 42
+    """
+    if not is_trajectory(completion):
+        return to_text(completion)
+    parts = []
+    for message in completion:
+        if not isinstance(message, dict):
+            parts.append(str(message))
+            continue
+        role = message.get("role", "assistant")
+        content = _content_text(message.get("content", ""))
+        if role == "tool":
+            parts.append(f"[{message.get('name') or 'tool'} output]\n{content}")
+            continue
+        if content.strip() or not message.get("tool_calls"):
+            parts.append(f"[{role}]\n{content}")
+        for call in message.get("tool_calls") or []:
+            parts.append(_call_text(call))
+    return _clean("\n".join(parts))
+
+
+def _call_text(call: Any) -> str:
+    function = call.get("function", call) if isinstance(call, dict) else {}
+    name = function.get("name", "?") if isinstance(function, dict) else "?"
+    arguments = function.get("arguments", {}) if isinstance(function, dict) else {}
+    if isinstance(arguments, dict) and len(arguments) == 1 and isinstance(next(iter(arguments.values())), str):
+        [(key, value)] = arguments.items()
+        return f"[call {name}] {key}:\n{value}"
+    try:
+        shown = json.dumps(arguments, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        shown = str(arguments)
+    return f"[call {name}] {shown}"
+
+
 def _content_text(content: Any) -> str:
     # Multimodal messages carry a list of {"type": "text", "text": ...} parts.
     if isinstance(content, str):

@@ -105,6 +105,14 @@ def test_multi_turn_rollout_runs_tools_in_the_sandbox(chatml_tiny, tmp_path, mon
     second_step = [text for step, text in script.prompts if step == 1 and "<tool_response>" in text]
     assert any('"code": "print(x)"' in t and "{'error': " in t and "NameError: name" in t for t in second_step)
 
+    # completions.jsonl keeps the whole trajectory, readable: each call, its output, the final answer.
+    samples = [json.loads(line) for line in Path(run_dir / "completions.jsonl").read_text().splitlines()]
+    session = next(s["completion"] for s in samples if s["step"] == 1 and "x = 6 * 7" in s["completion"])
+    assert session == ("[call python] code:\nx = 6 * 7\nprint(x)\n[python output]\n42\n"
+                       "[call python] code:\nprint(x + 1)\n[python output]\n43\n[assistant]\nThe answer is 42")
+    hostile = next(s["completion"] for s in samples if s["step"] == 1 and "while True" in s["completion"])
+    assert "[python output]\n{'error': " in hostile and "TimeoutError" in hostile
+
     metrics = [json.loads(line) for line in Path(run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == [1, 2]
     first = metrics[0]
@@ -114,3 +122,5 @@ def test_multi_turn_rollout_runs_tools_in_the_sandbox(chatml_tiny, tmp_path, mon
     assert first["rewards/tool_call_success/mean"] == pytest.approx((1 + 0 + 1 + 0) / 4)
     assert first["rewards/tool_turn_limit/mean"] == 0.0 and first["rewards/malformed_tool_call/mean"] == 0.0
     assert first["rewards/numeric_match/mean"] is not None
+    # Time inside tool calls: at least the hostile call's 1 s timeout, a share of the step below 1.
+    assert first["tools/seconds"] >= 1.0 and 0 < first["tools/time_share"] < 1

@@ -100,9 +100,10 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
         chosen.append(Panel("seconds per step", ["step_time"], None, "flat; a climb is swapping or a leak",
                             from_zero=True))
     # Tool runs (tools:): TRL's tool metrics and the turn-limit diagnostic.
-    tool_keys = ["tools/call_frequency", "tools/failure_frequency", "rewards/tool_turn_limit/mean"]
+    tool_keys = ["tools/call_frequency", "tools/failure_frequency", "rewards/tool_turn_limit/mean",
+                 "tools/time_share"]
     if any("tools/call_frequency" in r for r in records):
-        chosen.append(Panel("tool use (calls per episode; failing and turn-limited shares)", tool_keys, None,
+        chosen.append(Panel("tool use (calls per episode; shares of calls and step time)", tool_keys, None,
                             "calls above 0; failures and turn-limit share low",
                             ("tool_calls_fail", "tool_never_called", "tool_turn_limit"), from_zero=True))
     memory = ["memory/rss_gb", "memory/cuda_allocated_gb"]

@@ -11,9 +11,11 @@ with a note saying how much, so one huge print cannot fill the context.
 from __future__ import annotations
 
 import inspect
+import time
 
 from grpokit.tools.config import EnvironmentConfig, ToolSpec, build_tool
 from grpokit.tools.registry import ToolEntry, ToolError, get_tool
+from grpokit.tools.timing import add_call_time
 
 
 class ToolEnvironment:
@@ -35,6 +37,13 @@ class ToolEnvironment:
 
     def _call(self, name: str, arguments: dict) -> str:
         self.calls += 1
+        start = time.perf_counter()
+        try:
+            return self._run(name, arguments)
+        finally:
+            add_call_time(time.perf_counter() - start)  # tools/seconds, tools/time_share (timing.py)
+
+    def _run(self, name: str, arguments: dict) -> str:
         entry = dict((n, e) for n, e, _ in self.entries)[name]
         function = getattr(self._tools[name], name) if entry.stateful else self._tools[name]
         try:

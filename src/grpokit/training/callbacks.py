@@ -14,7 +14,7 @@ from typing import Callable
 
 from transformers import TrainerCallback
 
-from grpokit.completions import prompt_text, to_text
+from grpokit.completions import prompt_text, transcript
 from grpokit.training.ranks import is_main_process
 from grpokit.rewards.reward_set import RewardSet, weighted_totals
 
@@ -98,7 +98,7 @@ class RewardRecorder:
                 "step": None if step is None else step + 1,  # the step being trained
                 "stage": self.stage,
                 "prompt": prompt_text(prompts[i]) if prompts[i] is not None else None,
-                "completion": to_text(completions[i]),
+                "completion": transcript(completions[i]),  # a tool trajectory in full
                 "answer": answers[i] if isinstance(answers, list) and i < len(answers) else None,
                 "scores": row_scores,
                 "reward": total,

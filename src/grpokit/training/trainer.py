@@ -24,6 +24,7 @@ from grpokit.training.ranks import is_main_process
 from grpokit.tools.chat_template import prepare_tokenizer as prepare_tool_tokenizer
 from grpokit.tools.config import apply_to_args as apply_tools_to_args
 from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
+from grpokit.tools.timing import tool_time_callbacks
 from grpokit.training.callbacks import MetricsCallback, RewardRecorder, trim_metrics
 
 FINAL = "final"
@@ -216,6 +217,7 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
             ckpts.CompleteMarkerCallback(),
             # Health first: its tracker adds per-reward None/error shares to the logs MetricsCallback writes.
             *health,
+            *tool_time_callbacks(cfg.tools),  # tools/seconds and tools/time_share, into the same logs
             MetricsCallback(run_dir / "metrics.jsonl", stage_name, console, recorder.names),
             *held_out,
             *callbacks,
