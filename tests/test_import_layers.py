@@ -18,6 +18,10 @@ TOP = ("grpokit.train", "grpokit.cli", "grpokit.commands", "grpokit.demo", "grpo
 ALLOWED = {
     ("grpokit.rewards.length", "transformers"):
         "a tokenizer by name, loaded only when a config asks length rewards to count tokens with it",
+    ("grpokit.rewards.reward_model", "torch"):
+        "a reward model is a network: loaded on its first batch, never at import or construction",
+    ("grpokit.rewards.reward_model", "transformers"):
+        "the reward model's checkpoint and tokenizer, loaded on its first batch",
 }
 
 

@@ -23,7 +23,7 @@ app = typer.Typer(
 )
 
 # One module per command group; each owns its commands.
-_COMMAND_MODULES = ("rewards", "train", "health", "scale", "recipes", "calibrate")
+_COMMAND_MODULES = ("rewards", "train", "health", "scale", "recipes", "calibrate", "judge")
 
 for _name in _COMMAND_MODULES:
     importlib.import_module(f"grpokit.commands.{_name}").register(app)

@@ -109,3 +109,14 @@ def ask_all(settings: JudgeSettings, bodies: list[dict]) -> list[Reply]:
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, _ask_all(settings, bodies)).result()
 
+
+def probe(base_url: str, timeout_s: float = 5.0, api_key: str | None = None) -> str | None:
+    """None when an OpenAI-compatible endpoint answers GET {base_url}/models, else what went wrong."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(base_url.rstrip("/") + "/models", timeout=timeout_s, headers=headers, trust_env=False)
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if response.status_code >= 400:
+        return f"HTTP {response.status_code} from {base_url}/models"
+    return None
