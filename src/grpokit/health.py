@@ -43,6 +43,7 @@ class RewardTracker:
 
     def __init__(self, catch_errors: bool = True):
         self.catch_errors = catch_errors
+        self._last_flush = time.perf_counter()
         self._reset()
 
     def _reset(self) -> None:
@@ -108,8 +109,21 @@ class RewardTracker:
                 out[f"rewards/{name}/first_error"] = self._first_error[name]
         if self._distinct:
             out["completions/distinct_frac"] = sum(self._distinct) / len(self._distinct)
+        out.update(self._judge_metrics())
         self._reset()
         return out
+
+    def _judge_metrics(self) -> dict[str, Any]:
+        """llm_judge's latency, failures and cache hits since the last log, and its share of that time."""
+        from grpokit.rewards.judge.stats import drain
+
+        now = time.perf_counter()
+        elapsed, self._last_flush = now - self._last_flush, now
+        judged = drain()
+        for key in [k for k in judged if k.endswith("/seconds")]:
+            if elapsed > 0:
+                judged[key[:-len("seconds")] + "step_share"] = min(1.0, judged[key] / elapsed)
+        return judged
 
 
 def _is_model(obj: Any) -> bool:
