@@ -19,7 +19,12 @@ from grpokit.rewards.registry import register
 __all__ = ["llm_judge", "JudgeSettings", "RUBRICS", "DEFAULT_URL"]
 
 
-@register("llm_judge", aliases=("judge",), family="judge")
+def _settings(**params) -> JudgeSettings:
+    # The settings alone: every value checked (the API key's variable included), nothing contacted.
+    return JudgeSettings(**params)
+
+
+@register("llm_judge", aliases=("judge",), family="judge", precheck=_settings)
 def llm_judge(base_url: str = DEFAULT_URL, model: str = "judge", rubric: str = "general", mode: str = "pointwise",
               scale: int = 10, api_key_env: str | None = None, concurrency: int = 8, retries: int = 2,
               backoff_s: float = 0.5, timeout_s: float = 30.0, budget_s: float | None = 120.0,
@@ -52,7 +57,7 @@ def llm_judge(base_url: str = DEFAULT_URL, model: str = "judge", rubric: str = "
     structured (True: ask for JSON held to a schema, which llama.cpp enforces with a grammar),
     use_reference (True). Columns read: prompts, reference or answer (optional).
     """
-    settings = JudgeSettings(base_url=base_url, model=model, rubric=rubric, mode=mode, scale=scale,
+    settings = _settings(base_url=base_url, model=model, rubric=rubric, mode=mode, scale=scale,
                              api_key_env=api_key_env, concurrency=concurrency, retries=retries, backoff_s=backoff_s,
                              timeout_s=timeout_s, budget_s=budget_s, cache_size=cache_size, max_chars=max_chars,
                              max_group=max_group, structured=structured, use_reference=use_reference)
