@@ -68,8 +68,9 @@ CASES = {
     "llm_judge": Case({"mode": "group", "rubric": "summary", "retries": 1}, {"prompts": "What is 1 + 1?"}, None,
                       "a judge grades any completion, even an empty one, prompt or not"),
     # The bundled model with a fresh seeded value head: scores mean nothing but must repeat everywhere.
-    "reward_model": Case({"path": "bundled:smollm2-135m-instruct", "batch_size": 2}, {"prompts": "What is 1 + 1?"},
-                         None, "a reward model scores any text, with or without a prompt"),
+    # 64 tokens: the hostile 100 kB texts cost a 135M forward pass each, cut short they cost little.
+    "reward_model": Case({"path": "bundled:smollm2-135m-instruct", "batch_size": 2, "max_length": 64},
+                         {"prompts": "What is 1 + 1?"}, None, "a reward model scores any text, with or without a prompt"),
     "incremental_format": Case({"trailing_penalty": 0.01}, {}, None, "format is visible in any text"),
     "json_format": Case({"whole": True}, {}, None, "any text either is JSON or not"),
     "json_schema": Case({"partial_max": 0.25}, {"schema": {"type": "object", "required": ["name"]}}, {"schema": None},
