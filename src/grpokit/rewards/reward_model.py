@@ -125,7 +125,9 @@ def _score_batch(completions, kwargs: dict, model: Lazy, batch_size: int, max_le
     prompts = list(prompts) if prompts is not None else [None] * len(items)
     if len(prompts) != len(items):
         raise ValueError(f"column 'prompts' has {len(prompts)} rows for {len(items)} completions; align it")
-    inputs = [_text(tokenizer, p, c) for p, c in zip(prompts, items)]
+    # An empty completion without a prompt is still an answer (a bad one): the model reads one special token.
+    empty = tokenizer.bos_token or tokenizer.eos_token or " "
+    inputs = [_text(tokenizer, p, c) or empty for p, c in zip(prompts, items)]
     scores: list[float | None] = []
     with torch.no_grad():
         for start in range(0, len(inputs), batch_size):
