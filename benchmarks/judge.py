@@ -102,10 +102,11 @@ def train(config: dict, steps: int, url: str, workdir: Path, label: str) -> dict
             reward.setdefault("params", {})["base_url"] = url
     path = workdir / f"{label}.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
-    run_dir = workdir / label
-    cmd = [sys.executable, "-m", "grpokit", "train", str(path), "--output-dir", str(run_dir)]
+    run_dir = workdir / "runs" / config["name"]  # runs/<name> under the working directory
+    cmd = [sys.executable, "-m", "grpokit", "train", str(path)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{label} run failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -130,6 +131,8 @@ def main() -> int:
     parser.add_argument("--completions", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--train-steps", type=int, default=3, help="0 skips the training part")
+    parser.add_argument("--training-only", action="store_true",
+                        help="keep the throughput part of an earlier judge.json, run only the training part")
     opts = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     from grpokit.integrations.judge_server import JudgeServer
@@ -137,8 +140,11 @@ def main() -> int:
     texts, prompts = completions(opts.completions)
     result: dict = {"machine": f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start",
                     "judge": "llama-cpp-python server, bundled SmolLM2-135M-Instruct Q4_1 GGUF, pointwise unless noted"}
+    if opts.training_only and OUT.is_file():
+        result = json.loads(OUT.read_text())
     with JudgeServer.for_model(port=0) as server:
-        result["throughput"] = judge_rates(server.url, texts, prompts, opts.rounds)
+        if not opts.training_only:
+            result["throughput"] = judge_rates(server.url, texts, prompts, opts.rounds)
         print(json.dumps(result["throughput"], indent=2), flush=True)
         if opts.train_steps:
             config = yaml.safe_load(CONFIG.read_text())
