@@ -113,6 +113,13 @@ class RewardTracker:
         self._reset()
         return out
 
+    def start_window(self) -> None:
+        """Forget judge calls made before now (a doctor probe, an earlier run in this process)."""
+        from grpokit.rewards.judge.stats import drain
+
+        drain()
+        self._last_flush = time.perf_counter()
+
     def _judge_metrics(self) -> dict[str, Any]:
         """llm_judge's latency, failures and cache hits since the last log, and its share of that time."""
         from grpokit.rewards.judge.stats import drain
@@ -157,6 +164,7 @@ class HealthCallback(TrainerCallback):
         if self.config.expected_logged_steps is None:
             every = getattr(state, "logging_steps", None) or getattr(args, "logging_steps", 1)
             self.config.expected_logged_steps = expected_logged_steps(getattr(state, "max_steps", None), every)
+        self.tracker.start_window()
         if self.run_dir is None:
             self.run_dir = Path(args.output_dir)
         if state.is_world_process_zero:
