@@ -54,7 +54,7 @@ def worker(variant: str, steps: int) -> dict:
         from grpokit import rewards
         from grpokit.config import profiles
         from grpokit.data import load_data
-        from grpokit.training.models import ensure_bundled
+        from grpokit.bundled import ensure_bundled
 
         path = ensure_bundled(cfg.model.name)
         tok = AutoTokenizer.from_pretrained(path, padding_side="left")

@@ -15,7 +15,7 @@ HEAVY = ("torch", "transformers", "trl", "peft", "accelerate")
 # Above train: what runs it (the CLI and its commands, the demo, `python -m grpokit`).
 TOP = ("grpokit.training.trainer", "grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.__main__")
 # The leaf rooms: usable without any stage of the run that sits on top of them.
-LEAVES = ("grpokit.completions", "grpokit.errors", "grpokit.optional", "grpokit.sandbox", "grpokit.rewards",
+LEAVES = ("grpokit.completions", "grpokit.errors", "grpokit.optional", "grpokit.bundled", "grpokit.sandbox", "grpokit.rewards",
           "grpokit.data", "grpokit.tools")
 STAGES = ("grpokit.config", "grpokit.training", "grpokit.health", "grpokit.reporting", "grpokit.evaluate",
           "grpokit.integrations")
@@ -23,6 +23,10 @@ STAGES = ("grpokit.config", "grpokit.training", "grpokit.health", "grpokit.repor
 ALLOWED = {
     ("grpokit.rewards.length", "transformers"):
         "a tokenizer by name, loaded only when a config asks length rewards to count tokens with it",
+    ("grpokit.rewards.reward_model", "torch"):
+        "a reward model is a network: loaded on its first batch, never at import or construction",
+    ("grpokit.rewards.reward_model", "transformers"):
+        "the reward model's checkpoint and tokenizer, loaded on its first batch",
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typer
 
-from grpokit.commands import calibrate, evaluate, health, recipes, rewards, serve, train
+from grpokit.commands import calibrate, evaluate, health, judge, recipes, rewards, serve, train
 from grpokit.commands.guard import guard_all
 
 app = typer.Typer(
@@ -22,7 +22,7 @@ app = typer.Typer(
 )
 
 # The order here is the order of `grpokit --help`: the run first, then the checks around it.
-for _group in (rewards, train, health, serve, evaluate, recipes, calibrate):
+for _group in (rewards, train, health, serve, evaluate, recipes, calibrate, judge):
     _group.register(app)
 
 # Last, so every command above ends its errors the same way (grpokit/commands/guard.py).

@@ -64,6 +64,13 @@ CASES = {
     "group_diversity": Case({"method": "fuzz"}, {"prompts": "What is 1 + 1?"}, {"prompts": "a prompt sampled once"},
                             "a prompt with one completion has nothing to differ from"),
     "ideal_length": Case({"target": 10}, {}, None, "length in words is always measurable"),
+    # Judged by the real local judge (judge_local.py; base_url filled in by build): one group request per batch.
+    "llm_judge": Case({"mode": "group", "rubric": "summary", "retries": 1}, {"prompts": "What is 1 + 1?"}, None,
+                      "a judge grades any completion, even an empty one, prompt or not"),
+    # The bundled model with a fresh seeded value head: scores mean nothing but must repeat everywhere.
+    # 64 tokens: the hostile 100 kB texts cost a 135M forward pass each, cut short they cost little.
+    "reward_model": Case({"path": "bundled:smollm2-135m-instruct", "batch_size": 2, "max_length": 64},
+                         {"prompts": "What is 1 + 1?"}, None, "a reward model scores any text, with or without a prompt"),
     "incremental_format": Case({"trailing_penalty": 0.01}, {}, None, "format is visible in any text"),
     "json_format": Case({"whole": True}, {}, None, "any text either is JSON or not"),
     "json_schema": Case({"partial_max": 0.25}, {"schema": {"type": "object", "required": ["name"]}}, {"schema": None},
@@ -109,5 +116,14 @@ def as_messages(completions: list[str]) -> list[list[dict]]:
     return [[{"role": "assistant", "content": text}] for text in completions]
 
 
+# Rewards that need a server: the contract runs them against the real local judge.
+SERVER_REWARDS = {"llm_judge"}
+
+
 def build(name: str) -> Any:
-    return get(name, **CASES[name].params)
+    params = dict(CASES[name].params)
+    if name in SERVER_REWARDS:
+        from judge_local import judge_url
+
+        params["base_url"] = judge_url()
+    return get(name, **params)

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from grpokit import bundled
 from grpokit.training import models
 from grpokit.config.run_config import LoraConfig, ModelConfig
 from grpokit.errors import ConfigError
@@ -68,7 +69,7 @@ def test_resolve_gguf_file(tmp_path):
 
 def test_unknown_bundled_name():
     with pytest.raises(ConfigError, match="smollm2-135m-instruct"):
-        models.ensure_bundled("bundled:gpt-5")
+        bundled.ensure_bundled("bundled:gpt-5")
 
 
 def test_failed_conversion_leaves_no_cache(tmp_path, monkeypatch):
@@ -79,9 +80,9 @@ def test_failed_conversion_leaves_no_cache(tmp_path, monkeypatch):
         (out / "config.json").write_text("{}")
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(models, "_convert_gguf", boom)
+    monkeypatch.setattr(bundled, "_convert_gguf", boom)
     with pytest.raises(RuntimeError):
-        models.ensure_bundled("bundled:smollm2-135m-instruct")
+        bundled.ensure_bundled("bundled:smollm2-135m-instruct")
     assert list((tmp_path / "models").iterdir()) == []
 
 
@@ -100,10 +101,10 @@ def test_peft_config_from_lora():
 def test_bundled_model_converts_once_and_reloads_fast():
     pytest.importorskip("gguf")
     try:
-        models.bundled_gguf("bundled:smollm2-135m-instruct")
+        bundled.bundled_gguf("bundled:smollm2-135m-instruct")
     except ConfigError as exc:
         pytest.skip(str(exc))
-    path = models.ensure_bundled("bundled:smollm2-135m-instruct")  # converts on the first run only
+    path = bundled.ensure_bundled("bundled:smollm2-135m-instruct")  # converts on the first run only
     config = json.loads((path / "config.json").read_text())
     # Saved as a plain Llama checkpoint: no GGUF quantization marker left behind.
     assert "quantization_config" not in config and config["model_type"] == "llama"

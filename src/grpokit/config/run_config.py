@@ -391,7 +391,7 @@ def _check_model(model: ModelConfig) -> None:
     # An HF id is owner/name; anything with more parts, a leading ./ / ~, or .gguf is a local path.
     looks_local = name.startswith((".", "/", "~")) or name.endswith(".gguf") or name.count("/") >= 2
     if name.startswith("bundled:"):
-        from grpokit.training.models import BUNDLED
+        from grpokit.bundled import BUNDLED
 
         if name not in BUNDLED:
             raise _unknown_value("model.name", name, tuple(BUNDLED))

@@ -36,6 +36,7 @@ class RewardTracker:
 
     def __init__(self, catch_errors: bool = True):
         self.catch_errors = catch_errors
+        self._last_flush = time.perf_counter()
         self._reset()
 
     def _reset(self) -> None:
@@ -101,8 +102,28 @@ class RewardTracker:
                 out[f"rewards/{name}/first_error"] = self._first_error[name]
         if self._distinct:
             out["completions/distinct_frac"] = sum(self._distinct) / len(self._distinct)
+        out.update(self._judge_metrics())
         self._reset()
         return out
+
+    def start_window(self) -> None:
+        """Forget judge calls made before now (a doctor probe, an earlier run in this process)."""
+        from grpokit.rewards.judge.stats import drain
+
+        drain()
+        self._last_flush = time.perf_counter()
+
+    def _judge_metrics(self) -> dict[str, Any]:
+        """llm_judge's latency, failures and cache hits since the last log, and its share of that time."""
+        from grpokit.rewards.judge.stats import drain
+
+        now = time.perf_counter()
+        elapsed, self._last_flush = now - self._last_flush, now
+        judged = drain()
+        for key in [k for k in judged if k.endswith("/seconds")]:
+            if elapsed > 0:
+                judged[key[:-len("seconds")] + "step_share"] = min(1.0, judged[key] / elapsed)
+        return judged
 
 
 def _is_model(obj: Any) -> bool:
@@ -136,6 +157,7 @@ class HealthCallback(TrainerCallback):
         if self.config.expected_logged_steps is None:
             every = getattr(state, "logging_steps", None) or getattr(args, "logging_steps", 1)
             self.config.expected_logged_steps = expected_logged_steps(getattr(state, "max_steps", None), every)
+        self.tracker.start_window()
         if self.run_dir is None:
             self.run_dir = Path(args.output_dir)
         if state.is_world_process_zero:

@@ -335,6 +335,7 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
                             "" if len(rewards) else "add at least one entry under rewards:"))
     except ConfigError as exc:
         return checks + [Check("config", "rewards", "fail", str(exc), "fix the rewards: section")]
+    _check_judges(rewards.funcs)
     try:
         from grpokit.data import load_data
 
@@ -362,6 +363,15 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
     checks.append(Check("config", "model", "ok", f"{cfg.model.name} loaded"))
     return checks + config_checks(cfg, model, tokenizer, rows, rewards.funcs, rewards.weights, probe=probe,
                                   probe_prompts=probe_prompts)
+
+
+def _check_judges(funcs) -> None:
+    """A judge reward whose endpoint does not answer is a config error (exit 2), found before any model loads."""
+    from grpokit.rewards.judge.preflight import unreachable
+
+    problems = unreachable(funcs)
+    if problems:
+        raise ConfigError("; ".join(problems))
 
 
 def _load_model(cfg: RunConfig):

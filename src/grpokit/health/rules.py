@@ -70,6 +70,12 @@ class HealthConfig:
     no_tool_steps: int = 5              # ... for this many logged steps in a row
     turn_limit_frac: float = 0.5        # share of episodes that end on a call that never ran ...
     turn_limit_steps: int = 3           # ... for this many logged steps in a row
+    # judge rewards (llm_judge): judge/<name>/* metrics
+    judge_failure_frac: float = 0.2     # share of completions the judge left unscored above this ...
+    judge_failure_steps: int = 1        # ... for this many logged steps in a row
+    judge_step_share: float = 0.5       # judging takes this share of the step's wall time or more ...
+    judge_max_latency_s: float = 30.0   # ... or a median judge request takes this long ...
+    judge_slow_steps: int = 3           # ... for this many logged steps in a row
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.disable if r not in RULES]
@@ -91,6 +97,7 @@ class HealthConfig:
                 f"health.sustained_clipped_ratio ({self.sustained_clipped_ratio}) is the lower, slower truncation "
                 f"level and must not exceed health.clipped_ratio ({self.clipped_ratio}); lower it or raise "
                 f"clipped_ratio")
+        _check_judge_fields(self)
         if self.expected_logged_steps is not None and int(self.expected_logged_steps) < 1:
             raise ConfigError(f"health.expected_logged_steps must be at least 1, got {self.expected_logged_steps}")
 
@@ -137,6 +144,17 @@ class HealthConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _check_judge_fields(c: HealthConfig) -> None:
+    for name in ("judge_failure_frac", "judge_step_share"):
+        if not 0.0 <= getattr(c, name) <= 1.0:
+            raise ConfigError(f"health.{name} is a share and must be between 0 and 1, got {getattr(c, name)}")
+    if not c.judge_max_latency_s > 0:
+        raise ConfigError(f"health.judge_max_latency_s must be a positive number of seconds, got {c.judge_max_latency_s}")
+    for name in ("judge_failure_steps", "judge_slow_steps"):
+        if int(getattr(c, name)) < 1:
+            raise ConfigError(f"health.{name} must be at least 1, got {getattr(c, name)}")
 
 
 @dataclass
@@ -360,6 +378,35 @@ def rule_tool_turn_limit(h: History, c: HealthConfig) -> Reading:
     return NOT_NOW
 
 
+def _judge_names(logs: dict[str, Any]) -> list[str]:
+    return list(dict.fromkeys(key[len("judge/"):key.rindex("/")] for key in logs
+                              if key.startswith("judge/") and key.count("/") >= 2))
+
+
+def rule_judge_failing(h: History, c: HealthConfig) -> Reading:
+    worst: Reading = NOT_NOW
+    for name in _judge_names(h.latest):
+        share = h.now(f"judge/{name}/failure_frac")
+        if share is not None and share > c.judge_failure_frac and (worst[1] or 0) < share:
+            error = h.latest.get(f"judge/{name}/first_error")
+            detail = f" (first error: {error})" if error else ""
+            worst = (True, share, c.judge_failure_frac,
+                     f"judge {name!r} left {share:.0%} of completions unscored (None){detail}")
+    return worst
+
+
+def rule_judge_slow(h: History, c: HealthConfig) -> Reading:
+    for name in _judge_names(h.latest):
+        share = h.now(f"judge/{name}/step_share")
+        latency = h.now(f"judge/{name}/latency_s")
+        if share is not None and share >= c.judge_step_share:
+            timing = f", median request {latency:.2g}s" if latency is not None else ""
+            return (True, share, c.judge_step_share, f"judge {name!r} takes {share:.0%} of each step{timing}")
+        if latency is not None and latency >= c.judge_max_latency_s:
+            return (True, latency, c.judge_max_latency_s, f"judge {name!r} answers in {latency:.2g}s (median)")
+    return NOT_NOW
+
+
 RULE_FUNCS: dict[str, Rule] = {
     "no_learning_signal": rule_no_learning_signal,
     "truncation": rule_truncation,
@@ -372,6 +419,8 @@ RULE_FUNCS: dict[str, Rule] = {
     "tool_calls_fail": rule_tool_calls_fail,
     "tool_never_called": rule_tool_never_called,
     "tool_turn_limit": rule_tool_turn_limit,
+    "judge_failing": rule_judge_failing,
+    "judge_slow": rule_judge_slow,
 }
 assert set(RULE_FUNCS) == set(RULES), "every symptom row needs a rule and every rule a row"
 
@@ -384,6 +433,8 @@ PATIENCE: dict[str, str] = {
     "tool_calls_fail": "tool_failure_steps",
     "tool_never_called": "no_tool_steps",
     "tool_turn_limit": "turn_limit_steps",
+    "judge_failing": "judge_failure_steps",
+    "judge_slow": "judge_slow_steps",
 }
 
 # A cause hides the symptoms it explains: identical completions (collapse) or
@@ -396,6 +447,8 @@ SUPPRESSED_BY: dict[str, tuple[str, ...]] = {
     "length_drift": ("truncation", "non_finite"),
     "collapse": ("non_finite",),
     "kl_blowup": ("non_finite",),
+    # A judge that is down explains the judge reward's None scores.
+    "reward_unscorable": ("judge_failing",),
 }
 
 

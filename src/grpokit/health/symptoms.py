@@ -238,6 +238,43 @@ SYMPTOMS: tuple[Symptom, ...] = (
         patience="{turn_limit_steps} logged steps in a row",
         keys=("turn_limit_frac", "turn_limit_steps"),
     ),
+    Symptom(
+        rule="judge_failing",
+        title="The judge does not answer",
+        severity="critical",
+        metrics=("judge/<name>/failure_frac",),
+        looks_like="judge/<name>/failure_frac above 0; rewards/llm_judge/mean missing or based on few samples.",
+        cause=(
+            "The judge endpoint is down, unreachable, rejects the key, runs out of the step's budget_s, or "
+            "replies without a grade: those completions score None, so the step learns from the other rewards only."
+        ),
+        fix=(
+            "Check the endpoint with `grpokit judge check URL` (or restart `grpokit judge serve`), make sure the "
+            "variable named by api_key_env is exported, raise the judge's budget_s or timeout_s, or keep "
+            "structured: true so the reply is held to JSON. The first error is in alerts.jsonl."
+        ),
+        threshold="a judge's failure share > {judge_failure_frac}",
+        patience="{judge_failure_steps} logged steps in a row",
+        keys=("judge_failure_frac", "judge_failure_steps"),
+    ),
+    Symptom(
+        rule="judge_slow",
+        title="The judge dominates step time",
+        severity="warning",
+        metrics=("judge/<name>/step_share", "judge/<name>/latency_s"),
+        looks_like="judge/<name>/step_share near 1, or judge/<name>/latency_s in tens of seconds.",
+        cause=(
+            "Every step waits for the judge: requests queue behind a small concurrency limit, the judge model is "
+            "large for its hardware, or group mode sends long prompts."
+        ),
+        fix=(
+            "Raise the judge's concurrency (and the server's parallel slots), use a smaller or faster judge, "
+            "lower max_chars, keep cache_size on for repeated completions, or give the judge its own GPU."
+        ),
+        threshold="judging >= {judge_step_share} of a step's wall time, or a median request >= {judge_max_latency_s}s",
+        patience="{judge_slow_steps} logged steps in a row",
+        keys=("judge_step_share", "judge_max_latency_s", "judge_slow_steps"),
+    ),
 )
 
 BY_RULE: dict[str, Symptom] = {s.rule: s for s in SYMPTOMS}

@@ -148,6 +148,19 @@ def _tools(calls: float, failing: float, unanswered: float):
     return transform
 
 
+def _judge(down_from: float, share: float, latency: float):
+    # An llm_judge reward beside the others: healthy judge numbers, or the judge down from a point of the run on.
+    def transform(step, steps, rng, r):
+        down = step >= down_from * steps
+        r["judge/llm_judge/failure_frac"] = 1.0 if down else 0.0
+        r["judge/llm_judge/step_share"] = share
+        r["judge/llm_judge/latency_s"] = None if down else latency * (0.9 + 0.2 * rng.random())
+        r["judge/llm_judge/cache_hit_frac"] = 0.1
+        return r
+
+    return transform
+
+
 SCENARIOS: dict[str, tuple[str | None, Callable | None]] = {
     # name: (the one alert it must raise, transform)
     "healthy": (None, None),
@@ -163,6 +176,9 @@ SCENARIOS: dict[str, tuple[str | None, Callable | None]] = {
     "tool_calls_fail": ("tool_calls_fail", _tools(calls=1.5, failing=1.0, unanswered=0.0)),
     "tool_never_called": ("tool_never_called", _tools(calls=0.0, failing=0.0, unanswered=0.0)),
     "tool_turn_limit": ("tool_turn_limit", _tools(calls=4.0, failing=0.1, unanswered=0.8)),
+    # Judge rewards: the judge server dies halfway / every step waits on the judge.
+    "judge_failing": ("judge_failing", _judge(down_from=0.5, share=0.2, latency=0.5)),
+    "judge_slow": ("judge_slow", _judge(down_from=2.0, share=0.85, latency=4.0)),
 }
 
 

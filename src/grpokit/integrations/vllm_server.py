@@ -47,7 +47,7 @@ class ServeSettings:
 def _model_path(name: str) -> str:
     """What vLLM should load for model.name: a local directory, a .gguf file or a hub id."""
     if name.startswith("bundled:"):
-        from grpokit.training.models import ensure_bundled
+        from grpokit.bundled import ensure_bundled
 
         return str(ensure_bundled(name))
     return name

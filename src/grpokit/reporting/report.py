@@ -106,6 +106,17 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
         chosen.append(Panel("tool use (calls per episode; shares of calls and step time)", tool_keys, None,
                             "calls above 0; failures and turn-limit share low",
                             ("tool_calls_fail", "tool_never_called", "tool_turn_limit"), from_zero=True))
+    judges = list(dict.fromkeys(k.split("/")[1] for r in records for k in r
+                                if k.startswith("judge/") and k.endswith("/latency_s")))
+    if judges:  # llm_judge: what each step waited for the judge, and what share of the step that was
+        chosen.append(Panel("judge latency per step (s)", [f"judge/{n}/{m}" for n in judges
+                                                           for m in ("latency_s", "latency_max_s")], None,
+                            f"median and slowest request; alert at {hc.judge_max_latency_s:g}s", ("judge_slow",),
+                            from_zero=True))
+        chosen.append(Panel("judge share of step time; unscored share",
+                            [f"judge/{n}/{m}" for n in judges for m in ("step_share", "failure_frac")],
+                            (0.0, hc.judge_step_share), f"keep below {hc.judge_step_share}; failures near 0",
+                            ("judge_slow", "judge_failing"), from_zero=True))
     memory = ["memory/rss_gb", "memory/cuda_allocated_gb"]
     if any(k in r for r in records for k in memory):
         chosen.append(Panel("memory (GB)", memory, None, "flat after the first steps; a steady climb ends in OOM",

@@ -91,6 +91,32 @@ _PRESETS: dict[str, Preset] = {
             ),
         ),
         Preset(
+            "summarization_judge",
+            "Summaries graded by a judge model (llm_judge, group mode: each prompt's summaries ranked side by "
+            "side against the summary rubric and the `reference`), with overlap, length and looping terms as "
+            "a floor that needs no judge. Start the judge with `grpokit judge serve` or set base_url.",
+            ("reference",),
+            (
+                _r("llm_judge", 1.0, rubric="summary", mode="group"),
+                _r("reference_overlap", 0.5),
+                _r("max_length_penalty", 0.25, max_len=150),
+                _r("repetition_penalty", 0.5),
+            ),
+        ),
+        Preset(
+            "qa_judge",
+            "Open answers graded by a judge model (llm_judge, pointwise, the QA rubric, told the `answer` "
+            "as a reference) where exact match is too strict; a near miss of the gold answer still pays a "
+            "little, and answers stay in the question's script and do not loop.",
+            ("answer",),
+            (
+                _r("llm_judge", 1.0, rubric="qa"),
+                _r("fuzzy_match", 0.5),
+                _r("language_consistency", 0.25),
+                _r("repetition_penalty", 0.25),
+            ),
+        ),
+        Preset(
             "json_output",
             "Structured output: valid JSON first, then JSON that validates against the row's `schema`.",
             ("schema",),
@@ -103,7 +129,8 @@ _PRESETS: dict[str, Preset] = {
 }
 
 # Short names people type; "math-reasoning" and "MATH_REASONING" work too.
-_ALIASES = {"math": "math_reasoning", "code": "code_generation", "summary": "summarization", "json": "json_output"}
+_ALIASES = {"math": "math_reasoning", "code": "code_generation", "summary": "summarization", "json": "json_output",
+            "summary_judge": "summarization_judge"}
 
 
 def presets() -> list[str]:

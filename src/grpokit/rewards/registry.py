@@ -30,6 +30,7 @@ class _Entry:
     aliases: tuple[str, ...] = field(default_factory=tuple)
     is_factory: bool = True
     examples: dict[str, Any] = field(default_factory=dict)
+    precheck: Callable[..., None] | None = None
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -37,11 +38,13 @@ _ALIASES: dict[str, str] = {}
 
 
 def register(name: str, *, aliases: tuple[str, ...] | list[str] = (), family: str = "custom",
-             examples: dict[str, Any] | None = None):
+             examples: dict[str, Any] | None = None, precheck: Callable[..., None] | None = None):
     """Decorator: register a reward function, or a factory that builds one.
 
     `examples` gives a typical value for each parameter that has no default,
-    quoted by the error when someone leaves it out.
+    quoted by the error when someone leaves it out. `precheck(**params)`, when given,
+    judges parameter values cheaply (no model, no worker, no network) and raises
+    RewardConfigError: config validation calls it, so a bad value fails before training.
 
     >>> @register("shouts")
     ... def shouts(completions, **kwargs):
@@ -64,6 +67,7 @@ def register(name: str, *, aliases: tuple[str, ...] | list[str] = (), family: st
             aliases=tuple(aliases),
             is_factory=is_factory,
             examples=dict(examples or {}),
+            precheck=precheck,
         )
         for alias in aliases:
             _ALIASES[alias] = name
@@ -121,9 +125,18 @@ def check(name: str, **params) -> None:
     """Raise RewardConfigError unless `get(name, **params)` would accept these parameter names.
 
     Builds nothing: config validation uses it so that checking a run starts no worker.
-    Values are judged by the factory itself, when `get` builds the reward.
+    Values are judged by the factory itself, when `get` builds the reward, and before
+    that by the entry's `precheck`, where it has one.
     """
-    _check_entry(_REGISTRY[canonical(name)], params)
+    entry = _REGISTRY[canonical(name)]
+    _check_entry(entry, params)
+    if entry.precheck is not None:
+        try:
+            entry.precheck(**params)
+        except RewardConfigError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise RewardConfigError(f"reward {entry.name!r}: {exc}") from exc
 
 
 def _check_entry(entry: _Entry, params: dict) -> None:

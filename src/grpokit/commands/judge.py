@@ -1,0 +1,62 @@
+"""`grpokit judge serve` (a local OpenAI-compatible judge on 127.0.0.1) and `grpokit judge check URL`."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+judge_app = typer.Typer(help="A judge model for llm_judge rewards: serve one locally, check an endpoint.",
+                        no_args_is_help=True)
+
+
+@judge_app.command("serve")
+def serve(
+    model: str = typer.Option("bundled:smollm2-135m-instruct", help="a .gguf file, or the bundled model"),
+    host: str = typer.Option("127.0.0.1", help="address to listen on (the server has no authentication)"),
+    port: int = typer.Option(8090, help="port; llm_judge's default base_url is http://127.0.0.1:8090/v1"),
+    n_ctx: int = typer.Option(4096, "--n-ctx", help="context window in tokens (group mode shows every completion)"),
+    threads: Optional[int] = typer.Option(None, help="CPU threads (default: up to 4)"),
+):
+    """Run llama-cpp-python's OpenAI-compatible server on a GGUF model until Ctrl-C."""
+    import time
+
+    from grpokit.integrations.judge_server import ALIAS, JudgeServer
+
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(f"warning: listening on {host}: anyone who can reach it can use the judge", err=True)
+    server = JudgeServer.for_model(model, host=host, port=port, n_ctx=n_ctx, threads=threads)
+    with server.start():
+        typer.echo(f"judge ready at {server.url} (model name {ALIAS!r}); log: {server.log_path}\n"
+                   f"use it: rewards: [{{name: llm_judge, params: {{base_url: {server.url}}}}}]  (Ctrl-C stops it)")
+        try:
+            while server.process is not None and server.process.poll() is None:
+                time.sleep(1.0)
+        except KeyboardInterrupt:
+            return
+    typer.echo(f"the judge server stopped: {server.log_tail(500)}", err=True)
+    raise typer.Exit(1)
+
+
+@judge_app.command("check")
+def check(
+    url: str = typer.Argument("http://127.0.0.1:8090/v1", help="the endpoint's base URL (ending in /v1)"),
+    api_key_env: Optional[str] = typer.Option(None, help="NAME of the environment variable holding the API key"),
+):
+    """Say whether an OpenAI-compatible endpoint answers (exit 0) or not (exit 1)."""
+    import os
+
+    from grpokit.rewards.judge.client import probe
+
+    key = os.environ.get(api_key_env) if api_key_env else None
+    if api_key_env and not key:
+        typer.echo(f"error: the environment variable {api_key_env} is not set", err=True)
+        raise typer.Exit(2)
+    problem = probe(url, api_key=key)
+    if problem:
+        typer.echo(f"failed: {url} does not answer: {problem}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"ok: {url} answers")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(judge_app, name="judge")

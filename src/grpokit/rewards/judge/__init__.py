@@ -1,0 +1,64 @@
+"""llm_judge: a judge model behind any OpenAI-compatible chat endpoint scores the completions.
+
+    judge = get("llm_judge", base_url="http://127.0.0.1:8090/v1", rubric="summary", mode="group")
+    judge(completions, prompts=prompts, reference=summaries)   # [0.7, 0.2, None, ...]
+
+settings.py (checked at construction), rubrics.py (prompts and parsing),
+client.py (async HTTP), cache.py, stats.py (metrics for health and the report),
+reward.py (the batch function). `grpokit judge serve` starts a local judge.
+"""
+from __future__ import annotations
+
+from grpokit.rewards._bound import BatchReward
+from grpokit.rewards.judge.cache import VerdictCache
+from grpokit.rewards.judge.reward import judge_batch
+from grpokit.rewards.judge.rubrics import RUBRICS
+from grpokit.rewards.judge.settings import DEFAULT_URL, JudgeSettings
+from grpokit.rewards.registry import register
+
+__all__ = ["llm_judge", "JudgeSettings", "RUBRICS", "DEFAULT_URL"]
+
+
+def _settings(**params) -> JudgeSettings:
+    # The settings alone: every value checked (the API key's variable included), nothing contacted.
+    return JudgeSettings(**params)
+
+
+@register("llm_judge", aliases=("judge",), family="judge", precheck=_settings)
+def llm_judge(base_url: str = DEFAULT_URL, model: str = "judge", rubric: str = "general", mode: str = "pointwise",
+              scale: int = 10, api_key_env: str | None = None, concurrency: int = 8, retries: int = 2,
+              backoff_s: float = 0.5, timeout_s: float = 30.0, budget_s: float | None = 120.0,
+              cache_size: int = 10_000, max_chars: int = 4_000, max_group: int = 16, structured: bool = True,
+              use_reference: bool = True):
+    """A judge model grades each completion against a rubric; score = grade / scale, in [0, 1].
+
+    Calls any OpenAI-compatible chat endpoint (`base_url` ending in /v1: a vLLM server,
+    llama.cpp's server, `grpokit judge serve`, a hosted API) with the rubric, the
+    prompt, the reference (the `reference` column, else `answer`, when use_reference)
+    and the completion. mode="pointwise" asks once per completion (a 0..scale grade);
+    mode="group" sends all completions of one prompt in one request and asks for a
+    grade each, so the judge ranks them relative to each other (chunks of max_group).
+
+    Requests run concurrently (at most `concurrency` in flight), each with timeout_s;
+    connection errors, timeouts, 429 and 5xx answers are retried `retries` times with
+    exponential backoff from backoff_s; whatever is unfinished after budget_s seconds
+    for the whole batch gives None. A completion the judge did not grade scores None
+    (counted in judge/llm_judge/failure_frac, alerted by the judge_failing health
+    rule), never 0. Verdicts are cached in-process (cache_size entries) by prompt,
+    completion(s), reference, rubric, model and endpoint, so a repeated completion costs nothing.
+
+    Parameters: base_url (default http://127.0.0.1:8090/v1, where `grpokit judge serve`
+    listens), model (the name the endpoint serves, "judge"), rubric (a built-in name:
+    general, summary, qa, style; or the rubric text), mode (pointwise | group), scale (10),
+    api_key_env (the NAME of the environment variable holding the API key; the key itself
+    never goes in a config; a missing variable is a config error), concurrency (8),
+    retries (2), backoff_s (0.5), timeout_s (30), budget_s (120; None = no budget),
+    cache_size (10000; 0 = off), max_chars (4000 per prompt/completion shown), max_group (16),
+    structured (True: ask for JSON held to a schema, which llama.cpp enforces with a grammar),
+    use_reference (True). Columns read: prompts, reference or answer (optional).
+    """
+    settings = _settings(base_url=base_url, model=model, rubric=rubric, mode=mode, scale=scale,
+                             api_key_env=api_key_env, concurrency=concurrency, retries=retries, backoff_s=backoff_s,
+                             timeout_s=timeout_s, budget_s=budget_s, cache_size=cache_size, max_chars=max_chars,
+                             max_group=max_group, structured=structured, use_reference=use_reference)
+    return BatchReward("llm_judge", judge_batch, settings=settings, cache=VerdictCache(cache_size), label="llm_judge")

@@ -1,0 +1,105 @@
+"""Built-in rubrics, and the messages a judge is sent.
+
+A rubric is what the judge grades against, in plain words. `llm_judge(rubric=...)`
+takes one of the names below or the rubric text itself. Completions and prompts
+are cut to `max_chars` each so one runaway completion cannot overflow the judge's
+context window.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+RUBRICS = {
+    "general": "How well the response answers the request: correct, complete, clear and concise.",
+    "summary": ("How good the response is as a summary of the document: it states the document's main point, "
+                "adds nothing the document does not say, and is short and fluent."),
+    "qa": ("How well the response answers the question: the answer is correct (it agrees with the reference "
+           "answer when one is given), direct and free of unsupported claims."),
+    "style": "How well the response follows the requested style: tone, format and length as asked.",
+}
+
+_SYSTEM = "You are a strict, fair grader. You reply with JSON only."
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " [...]"
+
+
+def _context(prompt: str, reference: str | None, max_chars: int) -> str:
+    parts = [f"Request:\n{_cut(prompt, max_chars)}" if prompt else "Request: (not given)"]
+    if reference:
+        parts.append(f"Reference answer:\n{_cut(reference, max_chars)}")
+    return "\n\n".join(parts)
+
+
+def pointwise_messages(rubric: str, scale: int, prompt: str, completion: str, reference: str | None,
+                       max_chars: int) -> list[dict]:
+    user = (f"Grade the response from 0 (worst) to {scale} (best).\nRubric: {rubric}\n\n"
+            f"{_context(prompt, reference, max_chars)}\n\nResponse:\n{_cut(completion, max_chars)}\n\n"
+            f'Reply with JSON: {{"score": <integer 0-{scale}>}}')
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def group_messages(rubric: str, scale: int, prompt: str, completions: list[str], reference: str | None,
+                   max_chars: int) -> list[dict]:
+    shown = "\n\n".join(f"Response {i + 1}:\n{_cut(text, max_chars)}" for i, text in enumerate(completions))
+    user = (f"Compare the {len(completions)} responses to the same request and grade each from 0 (worst) to "
+            f"{scale} (best); better responses get higher grades.\nRubric: {rubric}\n\n"
+            f"{_context(prompt, reference, max_chars)}\n\n{shown}\n\n"
+            f'Reply with JSON: {{"scores": [<{len(completions)} integers 0-{scale}, in response order>]}}')
+    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def pointwise_schema(scale: int) -> dict:
+    return {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": scale}},
+            "required": ["score"]}
+
+
+def group_schema(scale: int, size: int) -> dict:
+    item = {"type": "integer", "minimum": 0, "maximum": scale}
+    return {"type": "object",
+            "properties": {"scores": {"type": "array", "items": item, "minItems": size, "maxItems": size}},
+            "required": ["scores"]}
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _in_scale(value: Any, scale: int) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if 0.0 <= number <= scale else None
+
+
+def _json(reply: str) -> Any:
+    start, end = reply.find("{"), reply.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        return json.loads(reply[start:end + 1])
+    except ValueError:
+        return None
+
+
+def parse_score(reply: str, scale: int) -> float | None:
+    """The grade in a pointwise reply, in [0, scale], or None when the reply holds none."""
+    data = _json(reply)
+    if isinstance(data, dict) and "score" in data:
+        return _in_scale(data["score"], scale)
+    match = _NUMBER.search(reply)  # a judge that ignored the JSON request: "Score: 7/10"
+    return _in_scale(match.group(), scale) if match else None
+
+
+def parse_scores(reply: str, scale: int, size: int) -> list[float | None] | None:
+    """The `size` grades of a group reply, or None when the reply does not hold exactly that many."""
+    data = _json(reply)
+    values = data.get("scores") if isinstance(data, dict) else None
+    if not isinstance(values, list) or len(values) != size:
+        return None
+    return [_in_scale(v, scale) for v in values]

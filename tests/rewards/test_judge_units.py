@@ -1,0 +1,108 @@
+"""llm_judge without a server: reading replies, settings checked at construction, the cache, a dead endpoint."""
+from __future__ import annotations
+
+import pickle
+import time
+
+import pytest
+
+from grpokit.rewards import RewardConfigError, get
+from grpokit.rewards.judge import stats
+from grpokit.rewards.judge.cache import VerdictCache, cache_key
+from grpokit.rewards.judge.preflight import judges_in, unreachable
+from grpokit.rewards.judge.rubrics import parse_score, parse_scores
+from grpokit.integrations.judge_server import free_port
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ('{"score": 7}', 7.0),               # the structured answer
+    ('  {"score": 10}\n', 10.0),          # the top of the scale, with whitespace around it
+    ('Sure! {"score": 3} Hope that helps', 3.0),  # JSON inside chatter
+    ("Score: 8/10", 8.0),                 # a judge that ignored the JSON request: first number
+    ('{"score": 11}', None),              # off the scale is not a grade
+    ('{"score": -1}', None),              # below the scale neither
+    ('{"score": true}', None),            # a boolean is not a grade
+    ('{"score": "high"}', None),          # nor a word
+    ("I cannot grade this.", None),       # no number at all
+    ("", None),                           # an empty reply
+])
+def test_pointwise_reply(reply, expected):
+    assert parse_score(reply, 10) == expected
+
+
+@pytest.mark.parametrize("reply, size, expected", [
+    ('{"scores": [1, 9, 5]}', 3, [1.0, 9.0, 5.0]),   # one grade per completion, in order
+    ('{"scores": [1, 9]}', 3, None),                 # too few grades: which one is missing is unknowable
+    ('{"scores": [1, 9, 5, 2]}', 3, None),           # too many
+    ('{"scores": [1, 99, 5]}', 3, [1.0, None, 5.0]),  # one grade off the scale: that one is unreadable
+    ('{"score": 4}', 1, None),                       # a pointwise reply to a group request
+    ("1, 9, 5", 3, None),                            # grades without the JSON around them are not trusted
+])
+def test_group_reply(reply, size, expected):
+    assert parse_scores(reply, 10, size) == expected
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"base_url": "localhost:8090"}, "http"),             # no scheme: requests would go nowhere
+    ({"mode": "pairwise"}, "mode"),                       # not a mode
+    ({"concurrency": 0}, "concurrency"),                  # nothing could ever be sent
+    ({"timeout_s": 0}, "timeout_s"),                      # every request would time out at once
+    ({"budget_s": -5}, "budget_s"),                       # a negative budget
+    ({"scale": 1.5}, "scale"),                            # grades are integers
+    ({"api_key_env": "sk-abc=1"}, "NAME"),                # a key pasted where its variable's name belongs
+    ({"api_key_env": "GRPOKIT_TEST_UNSET_KEY"}, "not set"),  # the variable is missing: fail before training
+])
+def test_bad_settings_fail_at_construction(params, message, monkeypatch):
+    monkeypatch.delenv("GRPOKIT_TEST_UNSET_KEY", raising=False)
+    with pytest.raises(RewardConfigError, match=message):
+        get("llm_judge", **params)
+
+
+def test_the_key_is_read_from_the_environment_and_never_pickled(monkeypatch):
+    monkeypatch.setenv("GRPOKIT_TEST_JUDGE_KEY", "sk-secret-value")
+    judge = get("llm_judge", api_key_env="GRPOKIT_TEST_JUDGE_KEY")
+    assert b"sk-secret-value" not in pickle.dumps(judge)
+    assert judge.settings["settings"].api_key() == "sk-secret-value"
+
+
+@pytest.mark.parametrize("change", [
+    ("rubric", "summary"), ("completion", "other"), ("prompt", "another"), ("reference", "gold"), ("model", "m2"),
+])
+def test_cache_key_covers_what_was_judged(change):
+    # Any change to what the judge saw, or who judged, asks the judge again.
+    base = {"rubric": "general", "completion": "text", "prompt": "p", "reference": None, "model": "judge"}
+    changed = dict(base, **{change[0]: change[1]})
+    assert cache_key(*base.values()) != cache_key(*changed.values())
+
+
+def test_cache_is_bounded_and_not_pickled():
+    cache = VerdictCache(2)
+    for key in "abc":
+        cache.put(key, [1.0])
+    assert cache.get("a") is None and cache.get("c") == [1.0]  # the oldest entry made room
+    assert len(pickle.loads(pickle.dumps(cache))) == 0          # a copy in another process starts empty
+
+
+def test_a_dead_endpoint_gives_none_counted_and_quickly():
+    # Nothing listens on the port: every completion is None (not 0), the failure is counted, retries are bounded.
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    judge = get("llm_judge", base_url=url, retries=2, backoff_s=0.05)
+    stats.drain()
+    start = time.perf_counter()
+    assert judge(["a", "b", "c"], prompts=["p"] * 3) == [None, None, None]
+    assert time.perf_counter() - start < 10
+    metrics = stats.drain()
+    assert metrics["judge/llm_judge/failure_frac"] == 1.0
+    assert "Connect" in metrics["judge/llm_judge/first_error"]
+    assert unreachable([judge]) and "does not answer" in unreachable([judge])[0]
+
+
+def test_judges_are_found_through_wrappers():
+    # doctor checks the endpoint of every judge in the reward set, wrapped or not.
+    judge = get("llm_judge")
+
+    def tracked(completions, **kwargs):
+        return judge(completions, **kwargs)
+
+    tracked.__wrapped__ = judge
+    assert [s.base_url for s in judges_in([get("exact_match"), tracked])] == [judge.settings["settings"].base_url]
