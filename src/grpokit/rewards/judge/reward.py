@@ -36,7 +36,12 @@ def _references(kwargs: dict, size: int, settings: JudgeSettings) -> list[str | 
     if not settings.use_reference:
         return [None] * size
     column = "reference" if kwargs.get("reference") is not None else "answer"
-    return [None if v is None or v == "" else str(v) for v in _column(kwargs, column, size)]
+    return [None if v is None or v == "" else _sendable(str(v)) for v in _column(kwargs, column, size)]
+
+
+def _sendable(text: str) -> str:
+    # A model (or a data set) can hold lone surrogates, which no UTF-8 request body or cache key can carry.
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _units(prompts: list[str], refs: list[str | None], settings: JudgeSettings) -> list[list[int]]:
@@ -55,9 +60,9 @@ def _units(prompts: list[str], refs: list[str | None], settings: JudgeSettings) 
 def judge_batch(completions, kwargs: dict, settings: JudgeSettings, cache: VerdictCache, label: str
                 ) -> list[float | None]:
     started = time.perf_counter()
-    items = texts(completions)
+    items = [_sendable(t) for t in texts(completions)]
     size = len(items)
-    prompts = [prompt_text(p) if p is not None else "" for p in _column(kwargs, "prompts", size)]
+    prompts = [_sendable(prompt_text(p)) if p is not None else "" for p in _column(kwargs, "prompts", size)]
     refs = _references(kwargs, size, settings)
     rubric = settings.rubric_text()
     scores: list[float | None] = [None] * size
