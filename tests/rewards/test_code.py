@@ -39,7 +39,7 @@ def _without_returns(row) -> str:
 
 def test_humaneval_canonical_solutions_all_score_one(code_execution, humaneval):
     completions = [f"```python\n{r['prompt']}{r['canonical_solution']}```" for r in humaneval]
-    scores = code_execution(completions, tests=[r["test"] for r in humaneval],
+    scores = code_execution(completions, prompts=[r["prompt"] for r in humaneval], tests=[r["test"] for r in humaneval],
                             entry_point=[r["entry_point"] for r in humaneval])
     failed = [r["task_id"] for r, s in zip(humaneval, scores) if s != 1.0]
     assert len(scores) == 164 and failed == []
@@ -49,9 +49,40 @@ def test_humaneval_solutions_without_returns_all_score_zero(code_execution, huma
     completions = [_without_returns(r) for r in humaneval]
     # HumanEval rows also work as one dict per row.
     tests = [{"test": r["test"], "entry_point": r["entry_point"]} for r in humaneval]
-    scores = code_execution(completions, tests=tests)
+    scores = code_execution(completions, prompts=[r["prompt"] for r in humaneval], tests=tests)
     passed = [r["task_id"] for r, s in zip(humaneval, scores) if s != 0.0]
     assert passed == []
+
+
+# HumanEval rows whose tests call a helper the prompt defines; a completion that redefines
+# the helper (identity, or a polynomial that is 0 everywhere) must not pass with a wrong answer.
+FORGED_HELPERS = [
+    ("HumanEval/32", "def poly(xs, x):\n    return 0\n\ndef find_zero(xs):\n    return 0.0\n"),
+    ("HumanEval/32", "poly = lambda xs, x: 0.0\n\ndef find_zero(xs):\n    return 1.0\n"),
+    ("HumanEval/38", "def encode_cyclic(s):\n    return s\n\ndef decode_cyclic(s):\n    return s\n"),
+    ("HumanEval/50", "def encode_shift(s):\n    return s\n\ndef decode_shift(s):\n    return s\n"),
+]
+
+
+@pytest.mark.parametrize("task_id,completion", FORGED_HELPERS, ids=[f"{t}-{i}" for i, (t, _) in enumerate(FORGED_HELPERS)])
+def test_helpers_the_prompt_defines_are_bound_from_the_prompt(task_id, completion, code_execution, humaneval):
+    row = next(r for r in humaneval if r["task_id"] == task_id)
+    honest = row["prompt"] + row["canonical_solution"]
+    chat = [{"role": "user", "content": f"Complete this:\n```python\n{row['prompt']}```"}]
+    for prompt in (row["prompt"], chat):
+        scores = code_execution([completion, honest], prompts=[prompt] * 2, tests=[row["test"]] * 2,
+                                entry_point=[row["entry_point"]] * 2)
+        assert scores == [0.0, 1.0], "text prompt" if isinstance(prompt, str) else "chat prompt"
+
+
+def test_prompt_stubs_are_not_bound_over_the_program():
+    # The prompt's stub of the function to write (only a docstring) never replaces the program's.
+    job = build_job("def f(x):\n    return x + 1\n", "assert f(1) == 2", None, Limits(),
+                    prompt='def f(x):\n    """Add one."""\n')
+    assert job.helpers is None
+    job = build_job("def g(x):\n    return 0\n", "assert h(g(1)) == 2", None, Limits(),
+                    prompt="def h(y):\n    return y + 2\n\ndef g(x):\n    '''Return 0.'''\n")
+    assert "def h(" in job.helpers and "def g(" not in job.helpers
 
 
 SHAPES = [

@@ -47,6 +47,8 @@ def run_dirs(pool: SandboxPool) -> list[str]:
     for slot in range(pool.workers):
         home = f"{run_root}{pool.hello['tmp']}/home-{slot}"
         left += [f"home-{slot}/{n}" for n in os.listdir(home)]
+    for slot_root in pool.isolation.get("slot_roots", []):  # each slot's own /dev/shm
+        left += [f"{slot_root}/dev/shm/{n}" for n in os.listdir(f"{root}{slot_root}/dev/shm")]
     if pool.isolation.get("private_tmp"):
         own = os.path.basename(pool.hello["tmp"])
         for scratch in ("/tmp", "/var/tmp", "/dev/shm"):

@@ -14,7 +14,7 @@ import logging
 import math
 import warnings
 
-from grpokit.completions import extract_code_block, texts
+from grpokit.completions import code_blocks, extract_code_block, prompt_text, texts
 from grpokit.rewards._bound import BatchReward, Lazy
 from grpokit.rewards.registry import RewardConfigError, register
 
@@ -44,7 +44,9 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
       exits 0 and prints the expected output (trailing whitespace ignored);
     - an APPS call-based dict {"fn_name", "inputs", "outputs"}: each case calls the
       function (a `Solution` method when the program has that class) with its arguments.
-    A JSON string holding such a list or dict is accepted too. Rows without tests score None,
+    A JSON string holding such a list or dict is accepted too. Helpers the row's prompt
+    defines (HumanEval/32's `poly`) are bound for the tests from the prompt (TRL passes
+    it as `prompts`), never from the completion, so redefining one cannot forge a pass. Rows without tests score None,
     and so do rows whose test code does not compile (with a warning naming the row); a
     column of the wrong length raises.
 
@@ -87,10 +89,11 @@ def _run_tests(completions, kwargs: dict, all_or_nothing: bool, limits, budget_s
     n = len(programs)
     rows = _column(kwargs.get("tests"), n)
     entry_points = _column(kwargs.get("entry_point"), n, "entry_point")
+    prompts = _column(kwargs.get("prompts"), n, "prompts")
     jobs, where, broken = [], [], []
-    for i, (text, row, ep) in enumerate(zip(programs, rows, entry_points)):
+    for i, (text, row, ep, prompt) in enumerate(zip(programs, rows, entry_points, prompts)):
         try:
-            job = build_job(program_of(text), row, ep, limits, row_index=i)
+            job = build_job(program_of(text), row, ep, limits, row_index=i, prompt=prompt)
         except BrokenTestCode as exc:
             broken.append(str(exc))  # the row cannot be judged: None, and said loudly below
             continue
@@ -125,6 +128,8 @@ def _run_tests(completions, kwargs: dict, all_or_nothing: bool, limits, budget_s
 def _column(values, n: int, name: str = "tests") -> list:
     if values is None or isinstance(values, (str, dict)):
         return [values] * n
+    if name == "prompts" and isinstance(values, (list, tuple)) and values and isinstance(values[0], dict):
+        return [values] * n  # one chat prompt (a list of turns) for every completion
     try:
         values = list(values)
     except TypeError:
@@ -136,8 +141,11 @@ def _column(values, n: int, name: str = "tests") -> list:
     return values
 
 
-def build_job(program: str, tests, entry_point, limits, row_index: int = 0):
+def build_job(program: str, tests, entry_point, limits, row_index: int = 0, prompt=None):
     """The sandbox Job for one row, or None when the row has no tests.
+
+    prompt: the row's prompt (text or chat turns); helpers it defines for the tests are
+    bound from it, never from the program (prompt_helpers).
 
     Raises ValueError naming the row when the tests entry has a shape we cannot grade
     (that is a data-set problem, not something a model wrote).
@@ -175,10 +183,12 @@ def build_job(program: str, tests, entry_point, limits, row_index: int = 0):
         if entry_point:
             entry_point = _entry_name(entry_point, row_index)
         code = _with_check_call(tests, entry_point)
-        return Job(program, tests=_checked([code], row_index), limits=limits, entry_point=entry_point or None)
+        return Job(program, tests=_checked([code], row_index), limits=limits, entry_point=entry_point or None,
+                   helpers=prompt_helpers(prompt, entry_point))
     if isinstance(tests, (list, tuple)):
         if all(isinstance(t, str) for t in tests):
-            return Job(program, tests=_checked(list(tests), row_index), limits=limits)
+            return Job(program, tests=_checked(list(tests), row_index), limits=limits,
+                       helpers=prompt_helpers(prompt, entry_point))
         if all(isinstance(t, dict) and ("input" in t or "output" in t) for t in tests):
             return Job(program, cases=[{"input": t.get("input", ""), "output": t.get("output", "")} for t in tests],
                        limits=limits)
@@ -259,6 +269,61 @@ def _with_check_call(code: str, entry_point) -> str:
             if isinstance(func, ast.Name) and func.id == "check":
                 return code
     return f"{code}\n\ncheck({entry_point})\n"
+
+
+def prompt_helpers(prompt, entry_point=None) -> str | None:
+    """What the row's prompt defines for the tests besides the function to write, as source.
+
+    HumanEval/32's tests call `poly`, which the prompt defines; bound from the
+    completion, a program could redefine it (`return 0`) and pass with a wrong
+    answer. The grader runs this source itself and its names win over the
+    program's. Left out: the entry point and every stub (a function or class whose
+    body is only a docstring, `pass` or `...`), which are for the program to write.
+    The prompt is Python, or text (chat turns included) with fenced code blocks.
+    """
+    text = prompt_text(prompt) if prompt is not None else ""
+    return _helpers_of(text, entry_point if isinstance(entry_point, str) else None) if text.strip() else None
+
+
+@functools.lru_cache(maxsize=1024)  # TRL repeats each prompt once per generation
+def _helpers_of(text: str, entry_point: str | None) -> str | None:
+    candidates = [text] + [body for _, body, _ in reversed(code_blocks(text))]
+    for code in candidates:
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        kept, defines = [], False
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                kept.append(node)  # what the helpers themselves use
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name != entry_point and not _is_stub(node):
+                    kept.append(node)
+                    defines = True
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and getattr(node, "value", None) is not None:
+                kept.append(node)
+                defines = True
+        if defines:
+            return ast.unparse(ast.Module(body=kept, type_ignores=[]))
+    return None
+
+
+def _is_stub(node) -> bool:
+    # A body of only docstrings, `pass`, `...` or `raise NotImplementedError`: the program's to write.
+    for item in node.body:
+        if isinstance(item, ast.Pass):
+            continue
+        if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) and \
+                (isinstance(item.value.value, str) or item.value.value is Ellipsis):
+            continue
+        if isinstance(item, ast.Raise) and "NotImplementedError" in ast.unparse(item):
+            continue
+        if isinstance(node, ast.ClassDef) and isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and _is_stub(item):
+            continue
+        return False
+    return True
 
 
 @register("code_syntax_valid", aliases=("python_syntax",), family="code")

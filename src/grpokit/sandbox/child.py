@@ -53,8 +53,8 @@ def enter(run: dict, keep_fds: tuple[int, ...]) -> None:
             fd = create_fresh(os.path.join(workdir, f"{name}-{run['index']}"))
             os.dup2(fd, target)
         _close_fds_except({0, 1, 2, *keep_fds})
-        if run.get("cgroup"):
-            join_cgroup(run["cgroup"])  # before the chroot hides /sys
+        for path in run.get("cgroups") or ():
+            join_cgroup(path)  # before the chroot hides /sys
         if run.get("root"):
             # Only system dirs, Python, /tmp, /dev and /proc exist in there; root could leave a
             # chroot, the unprivileged uid set just below cannot.

@@ -150,17 +150,28 @@ def _decode_namedtuple(obj, v, depth, refs):
 
 
 _NAMEDTUPLES: dict = {}
+# The class cache is bounded by the text of its keys, not only their count: a class
+# costs ~8x its field names in memory, and a program could send thousands of long
+# names per reply (~30 MB of class each) to fill a long-lived grader.
+_NAMEDTUPLE_CACHE_CHARS = 64 * 1024
+_cached_chars = [0]
 
 
 def _namedtuple_class(name: str, fields: tuple):
     import collections
 
     key = (name, fields)
-    if key not in _NAMEDTUPLES:
-        if len(_NAMEDTUPLES) > 256:  # a program could send endless new shapes
-            _NAMEDTUPLES.clear()
-        _NAMEDTUPLES[key] = collections.namedtuple(name, fields)  # validates the names
-    return _NAMEDTUPLES[key]
+    cls = _NAMEDTUPLES.get(key)
+    if cls is None:
+        cls = collections.namedtuple(name, fields)  # validates the names
+        size = len(name) + sum(map(len, fields))
+        if size <= _NAMEDTUPLE_CACHE_CHARS // 8:  # big shapes are rebuilt each time, never kept
+            if len(_NAMEDTUPLES) >= 256 or _cached_chars[0] + size > _NAMEDTUPLE_CACHE_CHARS:
+                _NAMEDTUPLES.clear()
+                _cached_chars[0] = 0
+            _NAMEDTUPLES[key] = cls
+            _cached_chars[0] += size
+    return cls
 
 
 def _decode_number(tag: str, v):

@@ -95,3 +95,19 @@ def build_root(python_paths: list[str]) -> str:
     finally:
         os.umask(old_umask)
     return root
+
+
+def slot_root(root: str, slot: int) -> str:
+    """The root one worker slot's runs chroot into: `root` again, with a /dev/shm of its own.
+
+    One /dev/shm for all concurrent runs is a channel between them (a file one
+    writes, another reads) and a shared quota (one fills it, a sibling's
+    `multiprocessing.Lock()` fails). A recursive bind of the root shares
+    everything else (read-only system dirs, the slot homes, /proc); the slot's
+    own tmpfs covers /dev/shm. Mounted once; emptied after every run.
+    """
+    path = f"{root}-slot{slot}"
+    os.makedirs(path, exist_ok=True)
+    mount(root, path, None, MS_BIND | MS_REC, None)
+    mount("tmpfs", path + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,nr_inodes=4096,mode=1777")
+    return path

@@ -24,13 +24,18 @@ import socket
 import sys
 import time
 
+from grpokit.sandbox.cputime import CpuClock
 from grpokit.sandbox.isolation import PR_SET_PDEATHSIG, prctl, set_name
-from grpokit.sandbox.remote import Conn, Lost
+from grpokit.sandbox.remote import Conn, GraderOutOfMemory, Lost
 
 MAX_TEST_FLAGS = 10_000
 # Graders decode replies the program wrote; this caps what one can make a grader hold
 # (a run's own memory is capped in its cgroup, the grader's is not in there).
 GRADER_MEMORY_MB = 1024
+# A grader lives across jobs; one whose address space grew past this after a job is
+# retired and replaced by a fresh fork, so no program can leave it too full to decode a
+# later program's (capped) reply. The gap to GRADER_MEMORY_MB holds the largest job.
+GRADER_RETIRE_MB = 384
 _BUILTIN_NAMES = frozenset(dir(builtins))
 # Standard-library modules a test may use through the solution's own `import`,
 # minus the ones whose import does something (opens a browser, prints, needs a display).
@@ -61,18 +66,25 @@ def grade_functions(conn: Conn, secret: dict, wall: float) -> dict:
         if kind == "error":
             outcome.update(status="error", error=payload[:500])
             return outcome
-        program = _ProgramNames(conn, payload, secret.get("entry_point"))
+        program = _ProgramNames(conn, payload, secret.get("entry_point"), _helper_names(secret.get("helpers")))
         for index, code in enumerate(tests):
             ok, why = _run_test(code, program, conn)
             outcome["tests"].append(ok)
             if not ok and outcome["error"] is None:
                 outcome["error"] = f"test {index}: {why}"[:500]
+        conn.check_cpu()  # children spinning while the program answered fast still count
         outcome["all_ran"] = True
     except _ProtocolBroken as exc:
         outcome.update(status="error", error=f"the program broke the grading protocol: {exc}")
         return outcome
+    except GraderOutOfMemory as exc:
+        # Ours, not the program's: unjudged (None), and this grader is replaced.
+        outcome.update(status="sandbox_error", error=f"grader: {exc}", tests=[], passed=0, all_ran=False)
+        return outcome
     except Lost:
-        if conn.timed_out:
+        if conn.timed_out and conn.cpu is not None and conn.lost.startswith("CPU"):
+            outcome.update(status="timeout", error=conn.lost, tests=[])
+        elif conn.timed_out:
             outcome.update(status="timeout", error=f"wall-clock limit of {wall:g}s reached", tests=[])
         else:
             outcome.update(status="crashed", error=conn.lost)
@@ -110,9 +122,10 @@ class _ProgramNames:
     library only, so tests that lean on the solution's `import math` still run.
     """
 
-    def __init__(self, conn: Conn, published: dict, entry_point) -> None:
+    def __init__(self, conn: Conn, published: dict, entry_point, helpers: dict | None = None) -> None:
         self.conn, self.published = conn, published
         self.entry_point = entry_point if isinstance(entry_point, str) else None
+        self.helpers = helpers or {}  # the prompt's own definitions: they win over the program's
         self.cache: dict = {}
 
     def visible(self, name: str) -> bool:
@@ -130,6 +143,9 @@ class _ProgramNames:
             value = self.cache[name]
             if value is not _HIDDEN:
                 namespace[name] = value
+        for name in names:
+            if name in self.helpers and name != self.entry_point:
+                namespace[name] = self.helpers[name]
 
     def _resolve(self, name: str, reply: dict):
         if set(reply) == {"module"}:
@@ -153,6 +169,21 @@ class _ProgramNames:
 _HIDDEN = object()
 
 
+def _helper_names(source) -> dict:
+    """The names the row's trusted helper code defines (run here, in the grader, never in the program).
+
+    Code that fails to run provides no helpers: the row is graded as before, on the program's names.
+    """
+    if not isinstance(source, str) or not source.strip():
+        return {}
+    namespace = {"__builtins__": dict(builtins.__dict__), "__name__": "__helpers__"}
+    try:
+        exec(compile(source, "<prompt>", "exec"), namespace)
+    except Exception:  # noqa: BLE001 - data-set code we cannot run is simply not used
+        return {}
+    return {k: v for k, v in namespace.items() if not k.startswith("__")}
+
+
 def _names_in(code) -> set[str]:
     # Every name the compiled test mentions, nested functions included (over-inclusive: attributes too).
     names, stack = set(), [code]
@@ -170,8 +201,12 @@ def _run_test(code: str, program: _ProgramNames, conn: Conn) -> tuple[bool, str]
         compiled = compile(code, "<test>", "exec")
         program.bind(_names_in(compiled), namespace)
         exec(compiled, namespace)
-    except Lost:
+    except (Lost, GraderOutOfMemory):
         raise
+    except MemoryError:
+        # The program's own MemoryError arrives as a SandboxedException (remote._NOT_MAPPED);
+        # this one is the grader's process running out while running the test code.
+        raise GraderOutOfMemory("the grader ran out of memory running the test code") from None
     except BaseException as exc:
         if conn.lost:
             raise Lost(conn.lost) from None
@@ -196,6 +231,16 @@ def _describe_failure(exc: BaseException) -> str:
         return f"{type(exc).__name__}{where}"
 
 
+def _address_space_mb() -> float:
+    # What RLIMIT_AS counts (VmSize). Garbage not yet collected counts too: at worst a
+    # grader is replaced early (a fork), never kept too full.
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def serve(sock: socket.socket) -> None:
     """Persistent grader loop: one job at a time from the zygote; never returns."""
     try:
@@ -218,8 +263,10 @@ def serve(sock: socket.socket) -> None:
                 req_w, resp_r, secret_fd = fds[:3]
                 try:
                     secret = read_secret(secret_fd)
-                    wall = float(job["wall_s"])
-                    outcome = grade_functions(Conn(req_w, resp_r, time.monotonic() + wall), secret, wall)
+                    wall = float(job["wall_s"])  # the wall-clock backstop when the run is timed in CPU
+                    start = time.monotonic()
+                    cpu = CpuClock(job["cpu_usage"], float(job["cpu_s"]), start) if job.get("cpu_usage") else None
+                    outcome = grade_functions(Conn(req_w, resp_r, start + wall, cpu), secret, wall)
                 finally:
                     for fd in fds[:3]:
                         os.close(fd)
@@ -227,7 +274,9 @@ def serve(sock: socket.socket) -> None:
                 outcome = {"status": "sandbox_error", "passed": 0, "total": 0, "all_ran": False,
                            "error": f"grader: {type(exc).__name__}: {exc}"[:500]}
             outcome["id"] = job.get("id") if isinstance(job, dict) else None
-            sock.sendall(json.dumps(outcome).encode())
             del secret, job  # nothing of a job outlives it by reference
+            # Asked to be replaced before the zygote hands it another job (see GRADER_RETIRE_MB).
+            outcome["retire"] = outcome.get("status") == "sandbox_error" or _address_space_mb() > GRADER_RETIRE_MB
+            sock.sendall(json.dumps(outcome).encode())
     finally:
         os._exit(0)

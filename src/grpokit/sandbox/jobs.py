@@ -19,6 +19,9 @@ class Job:
     entry_point: the program's function the tests are about (HumanEval's), bound for the
     tests by that name even when it shadows a builtin; tests see no other program name
     unless their code mentions it.
+    helpers: trusted Python source (the row's prompt, say) defining names the tests call
+        besides the program's (HumanEval/32's `poly`). It runs in the grader, and the names
+        it defines win over the program's: redefining a helper cannot forge a pass.
     """
 
     program: str
@@ -26,6 +29,7 @@ class Job:
     cases: list[dict] | None = None
     limits: Limits = field(default_factory=Limits)
     entry_point: str | None = None
+    helpers: str | None = None
 
     def __post_init__(self) -> None:
         if (self.tests is None) == (self.cases is None):
@@ -40,7 +44,8 @@ class Job:
         header = {"op": "job", "id": job_id, "mode": self.mode, "program": _text(self.program),
                   "limits": self.limits.as_dict()}
         if self.tests is not None:
-            secret = {"tests": [_text(t) for t in self.tests], "entry_point": self.entry_point}
+            secret = {"tests": [_text(t) for t in self.tests], "entry_point": self.entry_point,
+                      "helpers": self.helpers}
         else:
             header["inputs"] = [_text(c.get("input", "")) for c in self.cases]
             secret = {"outputs": [_text(c.get("output", "")) for c in self.cases]}

@@ -4,12 +4,22 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 
+# Wall-clock backstop of a run timed in CPU seconds, as a multiple of wall_s: room for a run
+# that gets half a CPU on a busy machine, and a bound on how long one that sleeps holds a slot.
+WALL_FACTOR = 2.0
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one run of a program may use.
 
-    wall_s: wall-clock seconds per run (the program plus its tests; each stdin/stdout case
-        is its own run). CPU time is capped at the same number of seconds, per process.
+    wall_s: time limit per run (the program plus its tests; each stdin/stdout case is its
+        own run). Where the machine gives each run a CPU cgroup (isolation "cpu_cgroup"),
+        function-mode runs are timed in CPU seconds of all their processes together, which
+        concurrent runs cannot use up for them; a run that waits instead of computing is
+        stopped after WALL_FACTOR x wall_s of wall-clock time. Otherwise, and for
+        stdin/stdout cases, wall-clock seconds. Each process's CPU time is also capped at
+        wall_s (RLIMIT_CPU).
     memory_mb: address-space cap per process (RLIMIT_AS).
     max_processes: processes + threads the program may have at once (RLIMIT_NPROC on a
         uid of its own).

@@ -118,6 +118,8 @@ class SandboxPool:
             log.warning(message)
         else:
             log.info("grpokit sandbox: full isolation (pid+net+mount namespaces, private uid per worker)")
+            for note in iso.get("notes", []):  # what is missing even so (a cgroup controller, say)
+                log.warning("grpokit sandbox: %s", note)
 
     def _read_frame(self, proc, deadline: float):
         buf = b""

@@ -20,13 +20,20 @@ class Lost(BaseException):
     """The sandboxed process died or broke the protocol (not catchable by `except Exception`)."""
 
 
+class GraderOutOfMemory(BaseException):
+    """The grader itself ran out of memory: our failure, so the sample scores None (not catchable by tests)."""
+
+
 class SandboxedException(Exception):
     """An exception of a type defined by the program, raised by one of its functions."""
 
 
 # Builtin exceptions a test may expect (`with pytest.raises(ValueError)` style);
 # the control-flow ones would change how the grader's own code runs.
-_NOT_MAPPED = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "StopIteration", "StopAsyncIteration"}
+# MemoryError too: in the grader it means *our* process ran out (scored None), which a
+# program must not be able to claim by raising its own.
+_NOT_MAPPED = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "StopIteration", "StopAsyncIteration",
+               "MemoryError"}
 
 
 def _exception(name: str, message: str) -> BaseException:
@@ -55,9 +62,10 @@ class Conn:
     `lost` after each test.
     """
 
-    def __init__(self, req_fd: int, resp_fd: int, deadline: float | None = None) -> None:
+    def __init__(self, req_fd: int, resp_fd: int, deadline: float | None = None, cpu=None) -> None:
         self.req_fd, self.resp_fd = req_fd, resp_fd
         self.deadline = deadline
+        self.cpu = cpu  # a cputime.CpuClock: the run's limit in CPU seconds of its own cgroup
         self.lost: str | None = None
         self.timed_out = False
         self.max_reply = codec.MAX_REPLY
@@ -76,11 +84,21 @@ class Conn:
         poller = select.poll()
         poller.register(fd, events)
         while True:
-            left = self.deadline - time.monotonic()
+            now = time.monotonic()
+            left = self.deadline - now
             if left <= 0:
                 raise self._fail("wall-clock limit reached while waiting for the program", timed_out=True)
+            self.check_cpu(now)
+            if self.cpu is not None:
+                left = min(left, self.cpu.seconds_to_next_check(now))
             if poller.poll(left * 1000 + 1):
                 return
+
+    def check_cpu(self, now: float | None = None) -> None:
+        """Lost (timed out) once the run's processes together used their CPU-time limit."""
+        if self.cpu is not None and self.cpu.spent(time.monotonic() if now is None else now):
+            raise self._fail(f"CPU time limit of {self.cpu.limit:g}s reached (all the run's processes "
+                             "together)", timed_out=True)
 
     def _read_exact(self, n: int) -> bytes:
         chunks = []
@@ -104,7 +122,9 @@ class Conn:
             if size > self.max_reply:
                 raise codec.ProtocolError(f"reply of {size} bytes exceeds the {self.max_reply}-byte cap")
             return codec.loads(self._read_exact(size))
-        except (EOFError, OSError, codec.ProtocolError, MemoryError) as exc:
+        except MemoryError:
+            raise GraderOutOfMemory("the grader ran out of memory reading a reply within the size cap") from None
+        except (EOFError, OSError, codec.ProtocolError) as exc:
             raise self._fail(f"sandboxed process stopped answering: {exc}") from None
 
     def _send(self, message: dict) -> None:
@@ -145,7 +165,9 @@ class Conn:
             return Remote(self, ref, reply["callable"])
         try:
             return codec.decode(reply["v"])
-        except (codec.ProtocolError, MemoryError, RecursionError) as exc:
+        except MemoryError:
+            raise GraderOutOfMemory("the grader ran out of memory decoding a value") from None
+        except (codec.ProtocolError, RecursionError) as exc:
             raise self._fail(f"malformed value: {exc}") from None
 
 

@@ -90,8 +90,8 @@ class Supervisor:
             "uid": self.uid,
             "limits": self.limits,
             "stdin_path": os.path.join(self.workdir, f"stdin-{index}") if self.job["mode"] == "io" else None,
-            "root": self.iso.get("root"),
-            "cgroup": self.job.get("cgroup"),
+            "root": self.job.get("root") or self.iso.get("root"),
+            "cgroups": self.job.get("cgroups"),
         }
 
         def child() -> None:

@@ -32,6 +32,8 @@ import time
 
 from grpokit.sandbox import child as child_mod
 from grpokit.sandbox import codec, grader, isolation, syscalls
+from grpokit.sandbox.filesystem import slot_root
+from grpokit.sandbox.limits import WALL_FACTOR
 from grpokit.sandbox.rundir import empty_home, make_home, make_run_dir, remove_owned_by, remove_tree
 from grpokit.sandbox.supervisor import _tail, io_budget_s, supervise  # loaded before forking
 
@@ -112,10 +114,26 @@ class Zygote:
         self.homes = {slot: os.path.join(self.tmp, f"home-{slot}") for slot in range(workers)}
         for slot, path in self.homes.items():
             make_home(path, None if self.uid_base is None else self.uid_base + slot, self.iso.root)
-        self.cgroups = isolation.MemoryCgroups(workers) if self.iso.uid_drop else None
-        self.iso.memory_cgroup = bool(self.cgroups and self.cgroups.paths)
+        # Each slot's root: the shared one plus a /dev/shm of its own (see filesystem.slot_root).
+        self.roots = {slot: self.iso.root for slot in range(workers)}
+        if self.iso.root:
+            try:
+                self.roots = {slot: slot_root(self.iso.root, slot) for slot in range(workers)}
+                self.iso.private_shm = True
+                self.iso.slot_roots = [self.roots[slot] for slot in range(workers)]
+            except OSError as exc:
+                self.roots = {slot: self.iso.root for slot in range(workers)}
+                self.iso.notes += (f"no /dev/shm per run ({exc}): concurrent runs share one",)
+        self.cgroups = isolation.SlotCgroups(workers) if self.iso.uid_drop else None
+        self.iso.memory_cgroup = bool(self.cgroups and self.cgroups.memory)
+        self.iso.cpu_cgroup = bool(self.cgroups and self.cgroups.cpu)
+        if self.cgroups is not None:
+            self.iso.notes += tuple(self.cgroups.notes)
         if self.iso.uid_drop and not self.iso.memory_cgroup:
             self.iso.notes += ("no memory cgroup: memory is capped per process (RLIMIT_AS), not per run",)
+        if self.iso.uid_drop and not self.iso.cpu_cgroup:
+            self.iso.notes += ("no cpu/cpuacct cgroup: time limits are wall-clock, which concurrent runs "
+                               "share (a sibling spinning on every core can push a run past its limit)",)
         self.queue: list[tuple[dict, int]] = []
         self.free = list(range(workers))
         self.active: dict[int, dict] = {}  # report fd -> job state
@@ -192,17 +210,20 @@ class Zygote:
             workdir = os.path.join(self.tmp, f"run-{self.counter}")
             uid = None if self.uid_base is None else self.uid_base + slot
             limits = job["limits"]
-            seconds = float(limits["wall_s"]) if job["mode"] == "function" else \
-                io_budget_s(limits, len(job.get("inputs") or ()))
+            cpu_timed = job["mode"] == "function" and self.fast and self.iso.cpu_cgroup
+            seconds = float(limits["wall_s"]) * (WALL_FACTOR if cpu_timed else 1.0) if job["mode"] == "function" \
+                else io_budget_s(limits, len(job.get("inputs") or ()))
             state = {
                 "job": job, "slot": slot, "uid": uid, "workdir": workdir, "start": time.monotonic(),
                 "result": None, "pids": set(), "pid": None, "kind": None,
                 # Supervisors and graders enforce the limits; this is the backstop if they cannot.
-                "deadline": time.monotonic() + seconds + 2.0,
+                "deadline": time.monotonic() + seconds + 2.0, "wall_s": seconds,
+                "cpu_usage": self.cgroups.cpu_usage_path(slot) if cpu_timed else None,
             }
             try:
                 if self.cgroups is not None:
-                    job["cgroup"] = self.cgroups.prepare(slot, limits["memory_mb"])
+                    job["cgroups"] = self.cgroups.prepare(slot, limits["memory_mb"])
+                job["root"] = self.roots[slot]
                 job["home"] = self.homes[slot]
                 make_run_dir(workdir)
             except OSError as exc:
@@ -217,8 +238,7 @@ class Zygote:
     def _start_fast(self, state: dict, memfd: int) -> None:
         job, workdir, uid = state["job"], state["workdir"], state["uid"]
         run = {"index": 0, "workdir": workdir, "home": job["home"], "uid": uid, "limits": job["limits"],
-               "stdin_path": None,
-               "root": self.iso.root, "cgroup": job.get("cgroup")}
+               "stdin_path": None, "root": job["root"], "cgroups": job.get("cgroups")}
         fds: list[int] = []
         try:
             req_r, req_w = os.pipe()
@@ -241,7 +261,9 @@ class Zygote:
         gpid, sock = self.graders[state["slot"]]
         self.active[sock.fileno()] = state
         try:
-            message = json.dumps({"id": job["id"], "wall_s": float(job["limits"]["wall_s"])}).encode()
+            # Timed in CPU seconds of the slot's cgroup where there is one, wall_s then being the backstop.
+            message = json.dumps({"id": job["id"], "wall_s": state["wall_s"], "cpu_usage": state["cpu_usage"],
+                                  "cpu_s": float(job["limits"]["wall_s"])}).encode()
             socket.send_fds(sock, [message], [req_w, resp_r, memfd])
         except OSError as exc:
             self.finish(sock.fileno(), {"status": "sandbox_error", "error": f"grader unreachable: {exc}"})
@@ -314,8 +336,11 @@ class Zygote:
             result = json.loads(data)
         except ValueError:
             result = {"status": "sandbox_error", "error": "the grader sent a malformed result"}
+        retire = result.pop("retire", False) is True
         if state is not None and result.get("id") == state["job"]["id"]:
             self.finish(fd, result)
+        if retire:  # it grew past its bound (grader.GRADER_RETIRE_MB) or failed: a fresh one before the next job
+            self._replace_grader(slot)
 
     def kill(self, state: dict) -> None:
         for pid in [*state["pids"], state.get("pid"), state.get("upid")]:
@@ -349,6 +374,8 @@ class Zygote:
         result.setdefault("duration_s", time.monotonic() - state["start"])
         remove_tree(state["workdir"])
         empty_home((self.iso.root or "") + self.homes[state["slot"]])  # the path the run saw
+        if self.iso.private_shm:
+            empty_home(self.roots[state["slot"]] + "/dev/shm")
         self.free.append(state["slot"])
         self.send(result)
 
