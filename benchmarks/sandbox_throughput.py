@@ -232,7 +232,8 @@ def humaneval_end_to_end(path: Path) -> dict:
     reward = get("code_execution", timeout=10.0)
     completions = [f"```python\n{r['prompt']}{r['canonical_solution']}```" for r in rows]
     start = time.perf_counter()
-    scores = reward(completions, tests=[r["test"] for r in rows], entry_point=[r["entry_point"] for r in rows])
+    scores = reward(completions, prompts=[r["prompt"] for r in rows], tests=[r["test"] for r in rows],
+                    entry_point=[r["entry_point"] for r in rows])
     elapsed = time.perf_counter() - start
     return {
         "problems": len(rows),
@@ -255,9 +256,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "sandbox_throughput.json"))
     args = parser.parse_args(argv)
 
+    meter = CpuMeter(["pool", "subprocess", "exec", "fork_floor", "pool_baseline"])
+    # The zygote starts inside the pool's group: the per-run cpuacct groups it makes are then
+    # children of it, and cpuacct counts a child's time in its parents too.
+    meter.move([os.getpid()], "pool")
     pool = SandboxPool(workers=args.workers)
     isolation = pool.isolation
-    meter = CpuMeter(["pool", "subprocess", "exec", "fork_floor", "pool_baseline"])
+    meter.move([os.getpid()], None)
     meter.move(pool_processes(pool), "pool")
     load_before = os.getloadavg()
     rates = {"pool": [], "subprocess": [], "exec": [], "fork_floor": []}
@@ -290,16 +295,17 @@ def main(argv=None) -> dict:
                 f"{k} {v[-1]:.1f}/s" + (f" ({cpu[k][-1]:.2f} CPU-ms each)" if cpu[k] else "") for k, v in rates.items()),
                 flush=True)
     finally:
-        meter.move(pool_processes(pool), None)
-        meter.close()
         if baseline is not None:
             meter.move([baseline.proc.pid, *pool_processes(baseline)], None)
             baseline.close()
     medians = {k: statistics.median(v) for k, v in rates.items()}
     cpu_medians = {k: round(statistics.median(v), 3) for k, v in cpu.items() if v}
     pool_module._shared = pool  # the reward uses the same warm pool
-    he = humaneval_end_to_end(Path(args.data) / "humaneval.jsonl.gz")
-    pool.close()
+    try:
+        he = humaneval_end_to_end(Path(args.data) / "humaneval.jsonl.gz")
+    finally:
+        pool.close()  # its per-run groups go with it, so the meter's group can be removed
+        meter.close()
     result = {
         "benchmark": "sandbox_throughput",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -54,7 +54,8 @@ def run_dirs(pool: SandboxPool) -> list[str]:
         for scratch in ("/tmp", "/var/tmp", "/dev/shm"):
             if os.path.isdir(root + scratch):
                 # the zygote's own: its run-directory holder and the root runs chroot into
-                left += [f"{scratch}/{n}" for n in os.listdir(root + scratch) if n not in (own, "grpokit-root")]
+                left += [f"{scratch}/{n}" for n in os.listdir(root + scratch)
+                         if n not in (own, "grpokit-root") and not n.startswith("grpokit-root-slot")]
     return left
 
 

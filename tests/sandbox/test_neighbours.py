@@ -169,3 +169,31 @@ def test_a_program_raising_memory_error_still_scores_zero(sandbox_pool):
     hoarder = "def f():\n    return bytearray(4 * 1024 ** 3)\n"
     [result] = sandbox_pool.run([Job(hoarder, tests=["assert len(f()) > 0"])])
     assert result.score == 0.0, result
+
+
+def test_cpu_clock_counts_the_cgroup_and_reads_only_when_the_limit_is_reachable(tmp_path):
+    from grpokit.sandbox.cputime import CpuClock
+
+    usage = tmp_path / "cpuacct.usage"
+    usage.write_text("0\n")
+    clock = CpuClock(str(usage), limit_s=4.0, start=100.0)
+    clock.cpus = 2  # two CPUs spend 4 CPU-seconds in 2 s at the soonest
+    clock.next_read = 100.0 + 4.0 / 2
+    usage.write_text(str(10 * 10**9))  # spent already, but not yet checkable
+    assert not clock.spent(101.0)
+    assert clock.spent(102.5)
+    usage.write_text(str(3 * 10**9))
+    clock = CpuClock(str(usage), limit_s=4.0, start=100.0)
+    clock.cpus, clock.next_read = 2, 102.0
+    assert not clock.spent(102.0) and clock.seconds_to_next_check(102.0) == pytest.approx(0.5)
+    usage.unlink()  # unreadable: only the wall-clock backstop is left
+    assert not clock.spent(200.0)
+
+
+def test_missing_cgroup_hierarchies_are_named_in_the_notes(tmp_path, monkeypatch):
+    from grpokit.sandbox import cgroups
+
+    monkeypatch.setattr(cgroups, "V1_ROOT", str(tmp_path))  # no hierarchy mounted there
+    groups = cgroups.SlotCgroups(2)
+    assert not groups.memory and not groups.cpu and groups.prepare(0, 512) == []
+    assert len(groups.notes) == 3 and all("cgroup" in note for note in groups.notes), groups.notes

@@ -22,6 +22,17 @@ How it is built (one file per part):
   (SysV objects die with it), a seccomp filter (syscalls.py: no socket family
   but AF_UNIX, so no AF_VSOCK; no keyrings; no io_uring) and, on Linux 6.12+, a
   Landlock scope (no abstract unix socket or signal reaches another run).
+- cgroups.py / cputime.py: per worker slot (so per run), a memory cgroup (a cap
+  on all the run's processes together), a cpu cgroup (the CPU is shared per
+  run, not per session: 24 setsid'd spinning children get one share, not 24)
+  and a cpuacct cgroup on which function-mode runs are timed: Limits.wall_s is
+  CPU seconds of the run's own processes together, with a wall-clock backstop
+  of 2x wall_s for a run that waits instead of computing. A sibling cannot
+  push a run past its limit. Missing controllers are named in the isolation
+  notes (logged), and time limits are then wall-clock.
+- filesystem.py: the read-only root runs chroot into, one per slot, each with
+  a /dev/shm of its own (64 MB, 4096 inodes; emptied after every run), so one
+  run can neither fill another's nor leave it a file.
 - rundir.py: the slot homes and run directories; removal by file descriptor,
   so trees nested past PATH_MAX go too.
 - grader.py / remote.py: grading the program cannot forge. Test code and every
@@ -35,7 +46,11 @@ How it is built (one file per part):
   against the shape its request allows, so no control-flow signal crosses; the
   deadline is enforced on the grader's reads, never by raising inside test
   code. Replies are capped (codec.MAX_REPLY) and graders run under an address-
-  space limit. The tests are
+  space limit; a grader whose address space grew past 384 MB after a job is
+  replaced by a fresh one before the next, and a grader that runs out of
+  memory anyway scores the job None (ours), never 0. Helpers the row's prompt
+  defines (Job.helpers) run in the grader and win over the program's names,
+  so redefining HumanEval/32's `poly` cannot forge a pass. The tests are
   spliced into a memfd the program never sees and are read only after the
   program's process exists, so they are not in its memory either. A test
   passes only if its code runs to the end in the grader; exiting early,
@@ -45,8 +60,9 @@ How it is built (one file per part):
 
 Not covered: the kernel itself (the seccomp filter is a short deny list, not
 an allow list; a kernel exploit escapes), side channels between concurrent
-runs (CPU, memory bandwidth), and /dev/shm, shared by the concurrent runs of a
-zygote (64 MB, 4096 inodes; swept after each run).
+runs (caches, memory bandwidth), cgroup v2-only machines (no cgroups are used
+there: memory capped per process, time limits wall-clock), and stdin/stdout
+cases, which get the fair CPU share but are still timed on the wall clock.
 """
 from importlib import import_module
 
