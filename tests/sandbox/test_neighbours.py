@@ -55,6 +55,20 @@ def test_spinning_sibling_cannot_push_an_honest_program_past_its_limit(sandbox_p
     assert results[0].status == "timeout", results[0]
 
 
+def test_spinning_sibling_cannot_time_out_an_honest_stdin_stdout_program(sandbox_pool):
+    if not sandbox_pool.isolation.get("cpu_cgroup"):
+        pytest.skip("no per-run CPU cgroup on this machine: " + "; ".join(sandbox_pool.isolation.get("notes", [])))
+    spinner = SPINNER + "ok()\nprint(3)\n"
+    honest = HONEST_CPU + "work()\nprint(sum(map(int, input().split())))\n"
+    case = [{"input": "1 2", "output": "3"}]
+    results = sandbox_pool.run([Job(spinner, cases=case, limits=Limits(wall_s=10)),
+                                Job(honest, cases=case, limits=Limits(wall_s=4)),
+                                Job(honest, cases=case, limits=Limits(wall_s=4))], budget_s=120)
+    for result in results[1:]:
+        assert (result.status, result.score) == ("passed", 1.0), result
+    assert results[0].status == "timeout", results[0]
+
+
 def test_a_program_that_only_sleeps_times_out_on_the_wall_clock(sandbox_pool):
     sleeper = Job("import time\ndef f():\n    time.sleep(60)\n", tests=["f()"], limits=Limits(wall_s=0.5))
     [result] = sandbox_pool.run([sleeper], budget_s=30)

@@ -25,10 +25,10 @@ How it is built (one file per part):
 - cgroups.py / cputime.py: per worker slot (so per run), a memory cgroup (a cap
   on all the run's processes together), a cpu cgroup (the CPU is shared per
   run, not per session: 24 setsid'd spinning children get one share, not 24)
-  and a cpuacct cgroup on which function-mode runs are timed: Limits.wall_s is
-  CPU seconds of the run's own processes together, with a wall-clock backstop
-  of 2x wall_s for a run that waits instead of computing. A sibling cannot
-  push a run past its limit. Missing controllers are named in the isolation
+  and a cpuacct cgroup on which runs (each stdin/stdout case too) are timed:
+  Limits.wall_s is CPU seconds of the run's own processes together, with a
+  wall-clock backstop of 2x wall_s for a run that waits instead of computing.
+  A sibling cannot push a run past its limit. Missing controllers are named in the isolation
   notes (logged), and time limits are then wall-clock.
 - filesystem.py: the read-only root runs chroot into, one per slot, each with
   a /dev/shm of its own (64 MB, 4096 inodes; emptied after every run), so one
@@ -60,9 +60,8 @@ How it is built (one file per part):
 
 Not covered: the kernel itself (the seccomp filter is a short deny list, not
 an allow list; a kernel exploit escapes), side channels between concurrent
-runs (caches, memory bandwidth), cgroup v2-only machines (no cgroups are used
-there: memory capped per process, time limits wall-clock), and stdin/stdout
-cases, which get the fair CPU share but are still timed on the wall clock.
+runs (caches, memory bandwidth), and cgroup v2-only machines (no cgroups are
+used there: memory capped per process, time limits wall-clock).
 """
 from importlib import import_module
 

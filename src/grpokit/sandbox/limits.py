@@ -15,11 +15,10 @@ class Limits:
 
     wall_s: time limit per run (the program plus its tests; each stdin/stdout case is its
         own run). Where the machine gives each run a CPU cgroup (isolation "cpu_cgroup"),
-        function-mode runs are timed in CPU seconds of all their processes together, which
-        concurrent runs cannot use up for them; a run that waits instead of computing is
-        stopped after WALL_FACTOR x wall_s of wall-clock time. Otherwise, and for
-        stdin/stdout cases, wall-clock seconds. Each process's CPU time is also capped at
-        wall_s (RLIMIT_CPU).
+        runs are timed in CPU seconds of all their processes together, which concurrent
+        runs cannot use up for them; a run that waits instead of computing is stopped
+        after WALL_FACTOR x wall_s of wall-clock time. Otherwise wall-clock seconds. Each
+        process's CPU time is also capped at wall_s (RLIMIT_CPU).
     memory_mb: address-space cap per process (RLIMIT_AS).
     max_processes: processes + threads the program may have at once (RLIMIT_NPROC on a
         uid of its own).

@@ -26,8 +26,10 @@ import time
 
 from grpokit.sandbox import child as child_mod
 from grpokit.sandbox import codec
+from grpokit.sandbox.cputime import CpuClock
 from grpokit.sandbox.isolation import CLONE_NEWIPC, CLONE_NEWPID, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, set_name, unshare
 from grpokit.sandbox.grader import grade_functions
+from grpokit.sandbox.limits import WALL_FACTOR
 from grpokit.sandbox.remote import Conn
 from grpokit.sandbox.rundir import remove_owned_by
 
@@ -181,10 +183,11 @@ class Supervisor:
             with open(fd, "w", encoding="utf-8", errors="surrogatepass") as fh:
                 fh.write(text)
             os.chmod(path, 0o644)
+            clock = self._case_clock()
             run = self.spawn(i, (), lambda: child_mod.run_script(program))
-            status = run.reap(min(self.wall, left))
+            status, window = self._wait_case(run, left, clock)
             if status is None:
-                budget_spent = budget_spent or left < self.wall
+                budget_spent = budget_spent or left < window
                 run.kill()
                 run.reap()
                 got.append(("timeout", None))
@@ -215,6 +218,43 @@ class Supervisor:
             "error": first_error,
             "tests": flags,
         }
+
+    def _case_clock(self) -> CpuClock | None:
+        """The CPU clock of the slot's cgroup, zeroed for the next case (None without one)."""
+        path = self.job.get("cpu_usage")
+        if not path:
+            return None
+        try:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        return CpuClock(path, self.wall, time.monotonic())
+
+    def _wait_case(self, run: _Run, left: float, clock: CpuClock | None) -> tuple[int | None, float]:
+        """(exit status or None when out of time, the wall-clock window the case had).
+
+        With a clock the case is timed in CPU seconds of its own cgroup (a sibling spinning
+        on every core cannot push it past wall_s), with WALL_FACTOR x wall_s of wall-clock
+        as the backstop; without one, wall_s of wall-clock.
+        """
+        if clock is None:
+            window = min(self.wall, left)
+            return run.reap(window), window
+        window = min(self.wall * WALL_FACTOR, left)
+        end = time.monotonic() + window
+        while True:
+            now = time.monotonic()
+            if now >= end:
+                return None, window
+            if clock.spent(now):
+                return None, float("inf")  # its own CPU time ran out, not the program's total budget
+            status = run.reap(min(end - now, clock.seconds_to_next_check(now)))
+            if status is not None:
+                return status, window
 
     # ---- teardown -------------------------------------------------------
     def _sweep(self, run: _Run) -> None:

@@ -224,6 +224,8 @@ class Zygote:
                 if self.cgroups is not None:
                     job["cgroups"] = self.cgroups.prepare(slot, limits["memory_mb"])
                 job["root"] = self.roots[slot]
+                if job["mode"] == "io" and self.iso.cpu_cgroup:
+                    job["cpu_usage"] = self.cgroups.cpu_usage_path(slot)  # each case is timed on it
                 job["home"] = self.homes[slot]
                 make_run_dir(workdir)
             except OSError as exc:
