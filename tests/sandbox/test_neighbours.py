@@ -17,12 +17,16 @@ def _program(text: str) -> str:
     return textwrap.dedent(text).lstrip()
 
 
-# Passes its own test while 24 children, each in a session of its own, spin on every core.
+# Passes its own test while 24 children, each in a session of its own where it may make
+# one (a session is the kernel's unit of CPU sharing), spin on every core.
 SPINNER = _program("""
     import os, time
     for _ in range(24):
         if os.fork() == 0:
-            os.setsid()
+            try:
+                os.setsid()
+            except OSError:
+                pass
             while True:
                 pass
     def ok():
@@ -53,6 +57,27 @@ def test_spinning_sibling_cannot_push_an_honest_program_past_its_limit(sandbox_p
     # Its children count against its own run: it runs out of CPU time (or, on a machine too
     # busy to give it that much CPU, of its wall-clock backstop), never passes.
     assert results[0].status == "timeout", results[0]
+
+
+def test_runs_cannot_start_sessions_of_their_own(sandbox_pool):
+    # With the kernel's per-session CPU sharing, each run is one session: its children
+    # may not make more (one share per run, however many processes it forks).
+    if sandbox_pool.isolation.get("cpu_share") != "session":
+        pytest.skip(f"CPU shared per run by {sandbox_pool.isolation.get('cpu_share')!r}, not by session")
+    program = _program("""
+        import os
+        def child_setsid():
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.setsid()
+                    os._exit(0)
+                except OSError as exc:
+                    os._exit(exc.errno)
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    """)
+    [result] = sandbox_pool.run([Job(program, tests=["import errno\nassert child_setsid() == errno.EPERM"])])
+    assert result.score == 1.0, result
 
 
 def test_spinning_sibling_cannot_time_out_an_honest_stdin_stdout_program(sandbox_pool):

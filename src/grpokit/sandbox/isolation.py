@@ -23,7 +23,7 @@ import os
 import resource
 import signal
 
-from grpokit.sandbox.cgroups import SlotCgroups, join_cgroup  # noqa: F401 - re-exported
+from grpokit.sandbox.cgroups import SlotCgroups, autogroup_enabled, join_cgroup  # noqa: F401 - re-exported
 from grpokit.sandbox.filesystem import build_root, expose_read_only
 from grpokit.sandbox.kernel import (  # noqa: F401 - re-exported: the rest of the sandbox imports them from here
     CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_REC, PR_SET_CHILD_SUBREAPER,
@@ -48,10 +48,11 @@ class Isolation:
         self.notes: tuple = ()
         self.root: str | None = None  # the directory runs chroot into (private_root)
         self.slot_roots: list[str] = []  # the same per slot, each with its own /dev/shm (private_shm)
+        self.cpu_share: str | None = None  # how each run gets one CPU share: "session" (autogroup) or "cgroup"
         self.seccomp_bpf: bytes = b""  # the compiled syscall filter runs install (syscalls.py)
 
     def as_dict(self) -> dict:
-        d = {"level": self.level, "root": self.root, "slot_roots": list(self.slot_roots),
+        d = {"level": self.level, "root": self.root, "slot_roots": list(self.slot_roots), "cpu_share": self.cpu_share,
              **{name: getattr(self, name) for name in _FIELDS}}
         d["notes"] = list(self.notes)
         return d

@@ -1,4 +1,4 @@
-"""The system-call filter every run gets: no sockets but AF_UNIX, no kernel keyrings, no io_uring.
+"""The system-call filter every run gets: no sockets but AF_UNIX, no kernel keyrings, no io_uring, no setsid.
 
 The empty network namespace already leaves no route anywhere, but some address
 families are not scoped by it (AF_VSOCK reaches the host), so every family but
@@ -48,6 +48,9 @@ _RULES = [
     ("io_uring_setup", errno.ENOSYS, None),
     ("io_uring_enter", errno.ENOSYS, None),
     ("io_uring_register", errno.ENOSYS, None),
+    # The kernel shares the CPU per session (autogroup): a run is one session, and children
+    # that could setsid() would each get a share of their own (24 spinners, 24 shares).
+    ("setsid", errno.EPERM, None),
 ]
 
 

@@ -124,15 +124,24 @@ class Zygote:
             except OSError as exc:
                 self.roots = {slot: self.iso.root for slot in range(workers)}
                 self.iso.notes += (f"no /dev/shm per run ({exc}): concurrent runs share one",)
-        self.cgroups = isolation.SlotCgroups(workers) if self.iso.uid_drop else None
+        # The CPU is shared per run by the kernel's autogroup when runs cannot setsid()
+        # (the syscall filter refuses it); a cpu group per slot only where that is missing.
+        per_session = self.iso.syscall_filter and isolation.autogroup_enabled()
+        controllers = ("memory", "cpuacct") if per_session else ("memory", "cpu", "cpuacct")
+        self.cgroups = isolation.SlotCgroups(workers, controllers) if self.iso.uid_drop else None
         self.iso.memory_cgroup = bool(self.cgroups and self.cgroups.memory)
         self.iso.cpu_cgroup = bool(self.cgroups and self.cgroups.cpu)
+        self.iso.cpu_share = "session" if per_session else ("cgroup" if self.cgroups and self.cgroups.cpu_share
+                                                             else None)
+        if self.iso.uid_drop and self.iso.cpu_share is None:
+            self.iso.notes += ("no CPU share per run (no autogroup with a syscall filter, no cpu cgroup): "
+                               "a program's many processes get many shares of the CPU",)
         if self.cgroups is not None:
             self.iso.notes += tuple(self.cgroups.notes)
         if self.iso.uid_drop and not self.iso.memory_cgroup:
             self.iso.notes += ("no memory cgroup: memory is capped per process (RLIMIT_AS), not per run",)
         if self.iso.uid_drop and not self.iso.cpu_cgroup:
-            self.iso.notes += ("no cpu/cpuacct cgroup: time limits are wall-clock, which concurrent runs "
+            self.iso.notes += ("no cpuacct cgroup: time limits are wall-clock, which concurrent runs "
                                "share (a sibling spinning on every core can push a run past its limit)",)
         self.queue: list[tuple[dict, int]] = []
         self.free = list(range(workers))
