@@ -60,7 +60,9 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
     sandbox give None, never a silent 0.
 
     Parameters: all_or_nothing (1.0 only when every test passes; default False),
-    timeout (wall-clock and CPU seconds per run, default 5), memory_mb (address-space
+    timeout (seconds per run, default 5: CPU seconds of all the program's processes together,
+    which concurrent programs cannot use up, with twice that of wall-clock for a program that
+    waits; wall-clock where the machine has no per-run CPU cgroup), memory_mb (address-space
     cap per process, default 1024), budget_s (seconds for a whole batch; unfinished
     programs score None; None = no budget), workers (parallel runs; default: CPU count).
     """
