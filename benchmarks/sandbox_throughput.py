@@ -85,10 +85,12 @@ class CpuMeter:
     def close(self) -> None:
         self.move([os.getpid()], None)
         for path in self.groups.values():
-            try:
-                path.rmdir()
-            except OSError:
-                pass
+            # Per-run groups a zygote made inside (left when it was killed on shutdown) go first.
+            for child in [*path.glob("grpokit-*"), path]:
+                try:
+                    child.rmdir()
+                except OSError:
+                    pass
 
 
 def pool_processes(pool) -> list[int]:

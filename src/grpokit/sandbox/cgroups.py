@@ -64,6 +64,13 @@ class SlotCgroups:
         except OSError as exc:
             self.notes.append(f"no cgroups ({exc})")
             return
+        for controller in CONTROLLERS:  # groups of killed zygotes go, in hierarchies not used now too
+            parent = os.path.join(V1_ROOT, controller, own.get(controller, "").lstrip("/"))
+            if controller in own and os.path.isdir(parent):
+                try:
+                    _sweep_stale(parent)
+                except OSError:
+                    pass
         for controller in controllers:
             parent = os.path.join(V1_ROOT, controller, own.get(controller, "").lstrip("/"))
             if controller not in own or not os.path.isfile(os.path.join(parent, "cgroup.procs")):
@@ -72,7 +79,6 @@ class SlotCgroups:
                 continue
             made: dict[int, str] = {}
             try:
-                _sweep_stale(parent)
                 for slot in range(slots):
                     path = os.path.join(parent, f"grpokit-{os.getpid()}-{slot}")
                     os.mkdir(path)
