@@ -6,6 +6,7 @@ setsid'd children, fill or read /dev/shm, or bloat the slot's long-lived grader
 until a later honest program's value no longer fits. Each test pairs such a
 program with an honest one and checks the honest one keeps its score.
 """
+import os
 import textwrap
 
 import pytest
@@ -236,3 +237,19 @@ def test_missing_cgroup_hierarchies_are_named_in_the_notes(tmp_path, monkeypatch
     groups = cgroups.SlotCgroups(2)
     assert not groups.memory and not groups.cpu and groups.prepare(0, 512) == []
     assert len(groups.notes) == 3 and all("cgroup" in note for note in groups.notes), groups.notes
+
+
+def test_slot_groups_with_a_cpu_share_where_the_kernel_has_no_per_session_one():
+    # The fallback where autogroup is off: runs join a cpu group per slot as well.
+    from grpokit.sandbox import cgroups
+
+    groups = cgroups.SlotCgroups(1, cgroups.CONTROLLERS)
+    try:
+        if not (groups.cpu and groups.cpu_share):
+            pytest.skip("no cpu/cpuacct cgroup-v1 hierarchies here: " + "; ".join(groups.notes))
+        joined = groups.prepare(0, 256)
+        assert groups.paths["cpu"][0] in joined and groups.paths["cpuacct"][0] in joined
+        assert groups.cpu_usage_path(0).endswith("cpuacct.usage")
+    finally:
+        groups.close()
+    assert not any(os.path.exists(p) for made in groups.paths.values() for p in made.values())

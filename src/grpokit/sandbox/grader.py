@@ -178,7 +178,7 @@ def _helper_names(source) -> dict:
         return {}
     namespace = {"__builtins__": dict(builtins.__dict__), "__name__": "__helpers__"}
     try:
-        exec(compile(source, "<prompt>", "exec"), namespace)
+        exec(compile(source, "<prompt>", "exec"), namespace)  # noqa: S102 - the data set's code, not the program's
     except Exception:  # noqa: BLE001 - data-set code we cannot run is simply not used
         return {}
     return {k: v for k, v in namespace.items() if not k.startswith("__")}

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-
 # Wall-clock backstop of a run timed in CPU seconds, as a multiple of wall_s: room for a run
 # that gets half a CPU on a busy machine, and a bound on how long one that sleeps holds a slot.
 WALL_FACTOR = 2.0

@@ -134,15 +134,15 @@ class Zygote:
         self.iso.cpu_share = "session" if per_session else ("cgroup" if self.cgroups and self.cgroups.cpu_share
                                                              else None)
         if self.iso.uid_drop and self.iso.cpu_share is None:
-            self.iso.notes += ("no CPU share per run (no autogroup with a syscall filter, no cpu cgroup): "
-                               "a program's many processes get many shares of the CPU",)
+            self.iso.notes += (("no CPU share per run (no autogroup with a syscall filter, no cpu cgroup): "
+                                "a program's many processes get many shares of the CPU"),)
         if self.cgroups is not None:
             self.iso.notes += tuple(self.cgroups.notes)
         if self.iso.uid_drop and not self.iso.memory_cgroup:
             self.iso.notes += ("no memory cgroup: memory is capped per process (RLIMIT_AS), not per run",)
         if self.iso.uid_drop and not self.iso.cpu_cgroup:
-            self.iso.notes += ("no cpuacct cgroup: time limits are wall-clock, which concurrent runs "
-                               "share (a sibling spinning on every core can push a run past its limit)",)
+            self.iso.notes += (("no cpuacct cgroup: time limits are wall-clock, which concurrent runs "
+                                "share (a sibling spinning on every core can push a run past its limit)"),)
         self.queue: list[tuple[dict, int]] = []
         self.free = list(range(workers))
         self.active: dict[int, dict] = {}  # report fd -> job state
