@@ -253,3 +253,14 @@ def test_slot_groups_with_a_cpu_share_where_the_kernel_has_no_per_session_one():
     finally:
         groups.close()
     assert not any(os.path.exists(p) for made in groups.paths.values() for p in made.values())
+
+
+def test_per_session_sharing_is_not_assumed_inside_a_cpu_cgroup(monkeypatch):
+    # Autogroup applies to the root CPU group only: inside a container's cpu group the pool
+    # must fall back to a cpu group per slot.
+    from grpokit.sandbox import cgroups
+
+    monkeypatch.setattr(cgroups, "_own_groups", lambda: {"cpu": "/docker/abc", "memory": "/docker/abc"})
+    assert cgroups.autogroup_enabled() is False
+    monkeypatch.setattr(cgroups, "_own_groups", lambda: {"": "/system.slice/trainer.service"})  # cgroup v2
+    assert cgroups.autogroup_enabled() is False

@@ -31,19 +31,26 @@ def _own_groups() -> dict[str, str]:
     with open("/proc/self/cgroup") as fh:
         for line in fh:
             _, names, path = line.rstrip("\n").split(":", 2)
-            for name in names.split(","):
-                if name:
-                    own[name] = path
+            for name in names.split(","):  # "" is the cgroup-v2 line ("0::/a/b")
+                own[name] = path
     return own
 
 
 def autogroup_enabled() -> bool:
-    """Whether the kernel shares the CPU per session (CONFIG_SCHED_AUTOGROUP, switched on)."""
+    """Whether the kernel shares this process's CPU per session (autogroup).
+
+    Needs CONFIG_SCHED_AUTOGROUP switched on, and applies only to processes in the
+    root CPU group: inside a container's or service's cpu cgroup, processes share
+    the CPU one by one again.
+    """
     try:
         with open("/proc/sys/kernel/sched_autogroup_enabled") as fh:
-            return fh.read().strip() == "1"
+            if fh.read().strip() != "1":
+                return False
+        own = _own_groups()
     except OSError:
         return False
+    return own.get("cpu", own.get("", "/")) == "/"
 
 
 class SlotCgroups:
@@ -74,7 +81,7 @@ class SlotCgroups:
         for controller in controllers:
             parent = os.path.join(V1_ROOT, controller, own.get(controller, "").lstrip("/"))
             if controller not in own or not os.path.isfile(os.path.join(parent, "cgroup.procs")):
-                where = "no cgroup-v1 hierarchies (cgroup v2 only?)" if not own else "hierarchy not mounted"
+                where = "no cgroup-v1 hierarchies (cgroup v2 only?)" if set(own) <= {""} else "hierarchy not mounted"
                 self.notes.append(f"no {controller} cgroup: {where}")
                 continue
             made: dict[int, str] = {}
