@@ -153,7 +153,7 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
     """Sampled rewards and accuracy of the base model and the trained adapter on the same held-out prompts."""
     from grpokit.evaluate import compare, evaluate, write_eval
     from grpokit.evaluate.during import accuracy_reward
-    from grpokit.training.models import load_model
+    from grpokit.models.loading import load_model
     from grpokit.config.profiles import model_dtype
     from grpokit.config.run_config import build_reward_set
 

@@ -82,7 +82,7 @@ class HeldOutEvalCallback(TrainerCallback):
         import torch
 
         from grpokit.evaluate.generation import evaluate
-        from grpokit.training.callbacks import append_jsonl
+        from grpokit.run_directory.jsonl import append_jsonl
 
         started = time.perf_counter()
         padding_side = getattr(tokenizer, "padding_side", None)
