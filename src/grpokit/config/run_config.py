@@ -24,7 +24,7 @@ import yaml
 from grpokit.config import safe_yaml
 from grpokit.data import DataConfig
 from grpokit.errors import ConfigError
-from grpokit.evaluate.config import EvalConfig, check_eval
+from grpokit.config.eval_section import EvalConfig, check_eval
 from grpokit.config.plugins import load_imports, resolve_paths
 from grpokit.config.profiles import resolve_training
 from grpokit.tools.config import EnvironmentConfig, ToolSpec, check_tools
@@ -431,8 +431,8 @@ def _unknown_value(where: str, value: Any, valid: tuple) -> ConfigError:
 
 
 def _check_health(health: dict) -> None:
-    """`health:` belongs to grpokit.health.callback (thresholds); its own parser checks it."""
-    from grpokit.health.rules import HealthConfig
+    """`health:` (grpokit.config.health_section): the thresholds of the live health rules."""
+    from grpokit.config.health_section import HealthConfig
 
     try:
         HealthConfig.from_dict(health)

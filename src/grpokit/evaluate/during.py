@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from transformers import TrainerCallback
 
-from grpokit.training.ranks import is_main_process
+from grpokit.run_directory.ranks import is_main_process
 
 
 def flat_metrics(result: dict) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from grpokit.completions import prompt_text, transcript
-from grpokit.training.ranks import is_main_process
+from grpokit.run_directory.ranks import is_main_process
 from grpokit.health.rules import is_train_log
 from grpokit.rewards.trainer_rewards import ScoredBatch, TrainerRewards, numeric
 from grpokit.run_directory.jsonl import append_jsonl

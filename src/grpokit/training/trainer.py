@@ -20,7 +20,7 @@ from grpokit.models.checkpointing_names import quiet_model_alias
 from grpokit.config.run_config import RunConfig, StageConfig, build_reward_set, dump_yaml
 from grpokit.data import zero_variance
 from grpokit.errors import ConfigError, RunError
-from grpokit.training.ranks import is_main_process
+from grpokit.run_directory.ranks import is_main_process
 from grpokit.tools.chat_template import prepare_tokenizer as prepare_tool_tokenizer
 from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
 from grpokit.tools.timing import tool_time_callbacks
