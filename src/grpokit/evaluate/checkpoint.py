@@ -141,7 +141,9 @@ def evaluate_checkpoint(
         "data": eval_source or cfg.data.source,
         "held_out_prompts": len(held_out),
     }
-    path = Path(output) if output else cfg.run_dir / "eval.json"
+    from grpokit.run_directory.layout import EVAL
+
+    path = Path(output) if output else cfg.run_dir / EVAL
     write_eval(path, results["before"], results["after"], meta)
     return {**meta, "path": str(path), "before": results["before"], "after": results["after"],
             "delta": compare(results["before"], results["after"]) if results["before"] else None}
