@@ -1,6 +1,7 @@
 """One way every command ends on an error: a line that says what failed, and an exit code.
 
-ConfigError -> `error: ...`, exit 2 (bad usage, bad config or bad input: the message says
+The one place a command's error is printed: commands raise, this prints.
+ConfigError (and the reward library's RewardConfigError) -> `error: ...`, exit 2 (bad usage, bad config or bad input: the message says
 what to change). RunError -> `failed: ...`, exit 1. Anything else is a bug or an
 environment problem no check foresaw: its traceback goes to a log file, the terminal
 gets one line naming the command, the error and that file, and the exit code is 1.
@@ -18,6 +19,7 @@ import click
 import typer
 
 from grpokit.errors import ConfigError, RunError
+from grpokit.rewards.registry import RewardConfigError
 
 
 def log_dir() -> Path:
@@ -54,7 +56,7 @@ def guarded(func, command: str):
             return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise  # typer's own ways to end: exit codes and usage errors it already printed
-        except ConfigError as exc:
+        except (ConfigError, RewardConfigError) as exc:  # RewardConfigError: a bad reward name or parameter
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from None
         except RunError as exc:
