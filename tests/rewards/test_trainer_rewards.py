@@ -127,3 +127,14 @@ def test_a_hang_raises_an_alert_on_its_step(tmp_path):
     [alert] = health.monitor.alerts
     assert alert.rule == "reward_unscorable" and "hung" in alert.message and alert.step == 1
     assert "hung" in (tmp_path / "alerts.jsonl").read_text()
+
+
+def test_debug_reward_reports_a_hang_instead_of_hanging(monkeypatch):
+    from grpokit.rewards import debug
+
+    monkeypatch.setattr(debug, "DEFAULT_TIMEOUT", 0.2)
+    result = debug.debug_reward([hangs_on_one_row, length, length], ["ok", "HANG"], show=False)
+    assert result.names == ["hangs_on_one_row", "length", "length_2"]  # the names a run logs
+    [finding] = result.findings("hangs_on_one_row")
+    assert finding.severity == "error" and "no scores within 0.2 s" in finding.message
+    assert result.scores["length"] == [2.0, 4.0]

@@ -67,11 +67,13 @@ def check_timeout(timeout: Any, where: str = "timeout") -> None:
 
 
 def unique_names(funcs: Sequence[Callable]) -> list[str]:
-    """Each reward's `__name__` (what TRL logs it under); a repeated name gets _2, _3."""
+    """Each reward's `__name__` (what TRL logs it under; a functools.partial's function's); a repeated
+    name gets _2, _3. The one naming rule: training, evaluation, debug_reward and the probe use it."""
     seen: dict[str, int] = {}
     out = []
     for func in funcs:
-        base = getattr(func, "__name__", None) or type(func).__name__
+        base = (getattr(func, "__name__", None) or getattr(getattr(func, "func", None), "__name__", None)
+                or type(func).__name__)
         seen[base] = seen.get(base, 0) + 1
         out.append(base if seen[base] == 1 else f"{base}_{seen[base]}")
     return out
