@@ -133,3 +133,12 @@ def test_allowed_exceptions_still_exist():
     for module, package in ALLOWED:
         path = SRC.joinpath(*module.split(".")[1:]).with_suffix(".py")
         assert any(_under(i, (package,)) for i in imports_of(path, module)), (module, package)
+
+
+def test_the_architecture_page_shows_these_layers():
+    # docs/architecture.md's layer block is what a maintainer reads; it must say what this test enforces.
+    page = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = page.split("<!-- layers: checked by tests/test_import_layers.py -->", 1)[1].split("```")[1]
+    shown = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split() for line in block.strip().splitlines()}
+    short = lambda names: [n.removeprefix("grpokit.") for n in names]  # noqa: E731
+    assert shown == {"leaves": short(LEAVES), "stages": short(STAGES), "top": short(TOP)}
