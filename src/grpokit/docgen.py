@@ -94,7 +94,7 @@ def _yaml_value(value) -> str:
         return f"`{'null' if value is None else str(value).lower()}`"
     if isinstance(value, str) and ("\n" in value or len(value) > 40):
         return "(a long text)"
-    return f'`""`' if value == "" else f"`{value}`"
+    return '`""`' if value == "" else f"`{value}`"
 
 
 def _default(f: dataclasses.Field) -> str:

@@ -1,9 +1,10 @@
-"""Build TRL's GRPOTrainer from a RunConfig and run its stages, one after another.
+"""Build grpokit's GRPOTrainer from a RunConfig and run its stages, one after another.
 
-Run directory (runs/<name>/): config.yaml (resolved), metrics.jsonl, completions.jsonl,
-checkpoints/checkpoint-N/ (or checkpoints/<stage>/checkpoint-N/ for multi-stage runs),
-and checkpoints[/<stage>]/final/ holding the weights (or LoRA adapter) a stage ends
-with; the next stage starts from it.
+Per stage: the GRPOConfig as config/profiles.py built it (complete; nothing is set on it
+here), the stage's RewardSet wrapped once for TRL (grpokit.rewards.trainer_rewards), the
+callbacks that write the run directory (grpokit.run_directory.layout names its files).
+checkpoints[/<stage>]/final/ holds the weights (or LoRA adapter) a stage ends with; the
+next stage starts from it.
 """
 from __future__ import annotations
 
