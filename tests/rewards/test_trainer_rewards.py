@@ -138,3 +138,21 @@ def test_debug_reward_reports_a_hang_instead_of_hanging(monkeypatch):
     [finding] = result.findings("hangs_on_one_row")
     assert finding.severity == "error" and "no scores within 0.2 s" in finding.message
     assert result.scores["length"] == [2.0, 4.0]
+
+
+def test_the_callers_grad_mode_and_context_reach_the_reward():
+    import contextvars
+
+    torch = pytest.importorskip("torch")
+    var = contextvars.ContextVar("var", default="unset")
+    seen = []
+
+    def peeks(completions, **kwargs):
+        seen.append((torch.is_grad_enabled(), var.get()))
+        return [0.0] * len(completions)
+
+    var.set("caller's")
+    with torch.no_grad():  # TRL scores under no_grad; a reward running a model must not build a graph
+        call_with_timeout(peeks, ["a"], {}, 5)
+    call_with_timeout(peeks, ["a"], {}, 5)
+    assert seen == [(False, "caller's"), (True, "caller's")]

@@ -13,12 +13,17 @@ a socket), so a reward that hangs once may hang again on the next batch; each su
 is one more counted timeout, never a stuck step.
 
 Async rewards (a coroutine function) are run to completion on the worker thread's own
-event loop, so the caller always gets a list back.
+event loop, so the caller always gets a list back. What is per thread in the caller and
+a reward may depend on travels with the call: the context variables, and torch's grad
+mode (TRL scores inside no_grad; a reward running a model must not build a graph).
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
+import sys
 import threading
 from typing import Any, Callable, Sequence
 
@@ -49,10 +54,14 @@ def call_with_timeout(func: Callable, completions: Sequence[Any], columns: dict,
         return _run(func, completions, columns)
     box: dict[str, Any] = {}
     done = threading.Event()
+    context = contextvars.copy_context()
+    torch = sys.modules.get("torch")  # looked up, not imported: the reward library runs without torch
+    grad = torch.is_grad_enabled() if torch is not None else None
 
     def work() -> None:
         try:
-            box["value"] = _run(func, completions, columns)
+            with torch.set_grad_enabled(grad) if grad is not None else contextlib.nullcontext():
+                box["value"] = context.run(_run, func, completions, columns)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller below
             box["error"] = exc
         finally:
