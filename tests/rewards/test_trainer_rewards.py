@@ -156,3 +156,22 @@ def test_the_callers_grad_mode_and_context_reach_the_reward():
         call_with_timeout(peeks, ["a"], {}, 5)
     call_with_timeout(peeks, ["a"], {}, 5)
     assert seen == [(False, "caller's"), (True, "caller's")]
+
+
+def test_reward_numbers_reach_the_logs_without_health(tmp_path):
+    # health.enabled: false runs no HealthCallback; the judge's numbers and the None shares still reach the logs.
+    from grpokit.rewards.judge import stats
+    from grpokit.training.callbacks import RewardStatsCallback
+
+    calls = TrainerRewards(RewardSet([length]))
+    stats_callback = RewardStatsCallback(calls)
+    state = SimpleNamespace(global_step=1, is_world_process_zero=True)
+    stats_callback.on_train_begin(SimpleNamespace(), state, None)
+    calls.funcs[0](["ab", "cd"])
+    stats.record("llm_judge", completions=4, failed=1, cached=0, seconds=0.5, latencies=[0.1, 0.2],
+                 first_error="ReadTimeout")
+    logs = {"loss": 0.1, "reward": 1.0}
+    stats_callback.on_log(SimpleNamespace(), state, None, logs=logs)
+    assert logs["judge/llm_judge/failure_frac"] == 0.25 and logs["rewards/length/none_frac"] == 0.0
+    assert "judge/llm_judge/first_error" not in logs  # text stays out of the logs; health reads it from the window
+    assert calls.last_window["judge/llm_judge/first_error"] == "ReadTimeout"
