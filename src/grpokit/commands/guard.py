@@ -20,6 +20,7 @@ import typer
 
 from grpokit.errors import ConfigError, RunError
 from grpokit.rewards.registry import RewardConfigError
+from grpokit.run_directory.ranks import rank
 
 
 def log_dir() -> Path:
@@ -47,6 +48,11 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def _who() -> str:
+    # In a multi-process launch a failure can be one rank's alone (its own OOM, a lost peer): say whose.
+    return f"rank {rank()}: " if rank() else ""
+
+
 def guarded(func, command: str):
     """`func` (a command callback) with its errors turned into a message and an exit code."""
 
@@ -57,14 +63,14 @@ def guarded(func, command: str):
         except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise  # typer's own ways to end: exit codes and usage errors it already printed
         except (ConfigError, RewardConfigError) as exc:  # RewardConfigError: a bad reward name or parameter
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"{_who()}error: {exc}", err=True)
             raise typer.Exit(2) from None
         except RunError as exc:
-            typer.echo(f"failed: {exc}", err=True)
+            typer.echo(f"{_who()}failed: {exc}", err=True)
             raise typer.Exit(1) from None
         except Exception as exc:
             log = write_crash_log(command)
-            typer.echo(f"error: grpokit {command} failed unexpectedly ({type(exc).__name__}: {_one_line(exc)}); "
+            typer.echo(f"{_who()}error: grpokit {command} failed unexpectedly ({type(exc).__name__}: {_one_line(exc)}); "
                        f"the traceback is in {log}", err=True)
             raise typer.Exit(1) from None
 
