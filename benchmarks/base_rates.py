@@ -48,7 +48,7 @@ def main() -> None:
     opts = parser.parse_args()
     from grpokit.config.run_config import ModelConfig
     from grpokit.evaluate.calibrate import calibrate
-    from grpokit.training.models import add_response_prefix, load_model
+    from grpokit.models.loading import add_response_prefix, load_model
     from grpokit.rewards import get
 
     rng = random.Random(0)

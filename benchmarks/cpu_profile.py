@@ -37,7 +37,7 @@ def worker(variant: str, steps: int) -> dict:
     from grpokit.config import profiles
     from grpokit.config.run_config import RewardSpec, RunConfig
     from grpokit.data import DataConfig, load_data
-    from grpokit.training.models import load_model
+    from grpokit.models.loading import load_model
 
     profile = {"trl_default": "none", "trl_fp32": "none", "cpu": "cpu", "memory": "memory"}[variant]
     cfg = RunConfig(name="bench", profile=profile, data=DataConfig(max_samples=200, eval_size=0),

@@ -136,7 +136,7 @@ def doctor_estimate(cfg, cuda: bool) -> dict:
     from grpokit.config import profiles
     from grpokit.data import load_data
     from grpokit.health.doctor import memory_parts, prompt_lengths
-    from grpokit.training.models import load_tokenizer
+    from grpokit.models.loading import load_tokenizer
 
     dtype = getattr(torch, profiles.model_dtype(cfg))
     with torch.device("meta"):

@@ -5,7 +5,7 @@
 Two measurements, written to benchmarks/results/health_overhead.json:
 1. on_log: the callback's own time per logged step (tracker flush + every rule),
    timed over a 500-step history with TRL 1.16's full set of GRPO log keys, plus
-   the reward-tracker wrapper's cost per reward call.
+   the reward wrapper's cost per reward call (grpokit.rewards.trainer_rewards).
 2. real steps: a tiny GRPOTrainer run (2-layer random Llama, CPU) with and without
    the callback, runs alternated, median step times compared. The tiny model is
    the worst case: real models make each step far longer and the callback's share
@@ -27,9 +27,13 @@ from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(1, str(ROOT))  # benchmarks.synthetic_runs
 
-from grpokit.health.callback import HealthCallback, RewardTracker  # noqa: E402
-from grpokit.health.synthetic_runs import history  # noqa: E402
+from grpokit.health.callback import HealthCallback  # noqa: E402
+from grpokit.rewards.reward_set import RewardSet  # noqa: E402
+from grpokit.rewards.trainer_rewards import TrainerRewards  # noqa: E402
+from grpokit.training.callbacks import RewardStatsCallback  # noqa: E402
+from benchmarks.synthetic_runs import history  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "health_overhead.json"
 
@@ -58,9 +62,9 @@ def time_on_log(steps: int = 500) -> dict:
             t = time.perf_counter()
             cb.on_log(None, state, control, logs=logs)
             times.append(time.perf_counter() - t)
-    # Tracker wrapper: one batch of 8 groups x 8 completions of ~300 characters.
-    tracker = RewardTracker()
-    (wrapped,) = tracker.wrap([lambda completions, **kw: [0.0] * len(completions)])
+    # The reward wrapper (watchdog thread included): one batch of 8 groups x 8 completions of ~300 characters.
+    tracker = TrainerRewards(RewardSet([lambda completions, **kw: [0.0] * len(completions)]))
+    (wrapped,) = tracker.funcs
     completions = [("step by step " * 25) + str(i % 5) for i in range(64)]
     prompts = [f"prompt {i // 8}" for i in range(64)]
     wrap_times = []
@@ -68,7 +72,7 @@ def time_on_log(steps: int = 500) -> dict:
         t = time.perf_counter()
         wrapped(completions, prompts=prompts)
         wrap_times.append(time.perf_counter() - t)
-        tracker.flush()
+        tracker.window()
     return {
         "keys_per_log": len(records[0]),
         "history_steps": steps,
@@ -113,9 +117,10 @@ def time_training(steps: int, with_health: bool, out_dir: str) -> tuple[list[flo
     funcs = [length_reward]
     health = None
     if with_health:
-        health = HealthCallback({}, run_dir=out_dir, console=_Quiet())
-        funcs = health.tracker.wrap(funcs)
-        callbacks.append(health)
+        calls = TrainerRewards(RewardSet(funcs))
+        health = HealthCallback({}, run_dir=out_dir, console=_Quiet(), reward_calls=calls)
+        funcs = calls.funcs
+        callbacks += [RewardStatsCallback(calls), health]
     args = GRPOConfig(output_dir=out_dir, per_device_train_batch_size=4, num_generations=4,
                       max_completion_length=12, max_steps=steps, logging_steps=1, report_to="none",
                       use_cpu=True, save_strategy="no", learning_rate=1e-4, disable_tqdm=True, seed=0)

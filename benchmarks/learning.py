@@ -100,7 +100,7 @@ def accuracy_on(model, tok, rows: list[dict], seed: int) -> dict:
 
 def evaluate_model(adapter: str | None, sets: dict[str, list[dict]], seed: int) -> dict:
     from grpokit.demo import demo_config
-    from grpokit.training.models import load_model
+    from grpokit.models.loading import load_model
     from grpokit.config.profiles import model_dtype
 
     cfg = demo_config()

@@ -90,7 +90,7 @@ def main(argv=None) -> dict:
     from trl.chat_template_utils import parse_response
 
     from grpokit.data.synthetic import generate
-    from grpokit.training.models import load_tokenizer, resolve_source
+    from grpokit.models.loading import load_tokenizer, resolve_source
     from grpokit.tools import ToolSpec, trainer_kwargs
     from grpokit.tools.chat_template import prepare_tokenizer
     from grpokit.tools.config import EnvironmentConfig

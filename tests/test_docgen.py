@@ -35,3 +35,19 @@ def test_troubleshooting_lists_every_health_rule():
     page = (ROOT / "skill" / "troubleshooting.md").read_text()
     for symptom in SYMPTOMS:
         assert f"`{symptom.rule}`" in page
+
+
+def test_architecture_page_lists_what_the_code_has():
+    # The generated blocks of docs/architecture.md: config keys, commands, run files, rewards.
+    import dataclasses
+
+    from grpokit.config.run_config import RewardSpec, RunConfig
+    from grpokit.run_directory import layout
+
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    for f in dataclasses.fields(RunConfig) + dataclasses.fields(RewardSpec):
+        assert f"| `{f.name}` |" in page, f.name
+    for name in layout.ALL:
+        assert f"| `{name}` |" in page, name
+    for command in ("train", "doctor", "report", "rewards probe", "judge check"):
+        assert f"| `grpokit {command}` |" in page, command

@@ -1,7 +1,9 @@
-"""The import graph keeps the house's direction: lower layers never import higher ones.
+"""The import graph keeps the house's direction: leaves import no stage, each stage imports only
+leaves and the stages before it, and nothing imports the command line on top.
 
 Read from the source with ast (every import, including those inside functions), so
-a lazy import cannot hide a wrong-way dependency.
+a lazy import cannot hide a wrong-way dependency. docs/architecture.md shows the same
+layers; a test there checks that it names these lists.
 """
 from __future__ import annotations
 
@@ -12,13 +14,15 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "grpokit"
 
 # The reward library is usable (and testable) without the training stack.
 HEAVY = ("torch", "transformers", "trl", "peft", "accelerate")
-# Above train: what runs it (the CLI and its commands, the demo, `python -m grpokit`).
-TOP = ("grpokit.training.trainer", "grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.__main__")
-# The leaf rooms: usable without any stage of the run that sits on top of them.
-LEAVES = ("grpokit.completions", "grpokit.errors", "grpokit.optional", "grpokit.bundled", "grpokit.sandbox", "grpokit.rewards",
-          "grpokit.data", "grpokit.tools")
-STAGES = ("grpokit.config", "grpokit.training", "grpokit.health", "grpokit.reporting", "grpokit.evaluate",
+# The leaf packages: usable without any stage of the run that sits on top of them.
+LEAVES = ("grpokit.completions", "grpokit.errors", "grpokit.optional", "grpokit.bundled", "grpokit.sandbox",
+          "grpokit.rewards", "grpokit.data", "grpokit.tools", "grpokit.models", "grpokit.run_directory",
+          "grpokit.debug")
+# The stages of a run, in order: each may import the leaves and the stages before it, never one after it.
+STAGES = ("grpokit.config", "grpokit.health", "grpokit.evaluate", "grpokit.training", "grpokit.reporting",
           "grpokit.integrations")
+# On top: the command line, the demo and the generated docs; nothing else imports them.
+TOP = ("grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.docgen", "grpokit.__main__")
 # (module, imported package, why it is allowed)
 ALLOWED = {
     ("grpokit.rewards.length", "transformers"):
@@ -56,21 +60,40 @@ def _under(name: str, prefixes) -> str | None:
     return next((p for p in prefixes if name == p or name.startswith(p + ".")), None)
 
 
+def layer_of(name: str) -> str | None:
+    """'leaf', a stage's package, 'top', or None (the package root, grpokit/__init__)."""
+    if _under(name, LEAVES):
+        return "leaf"
+    if _under(name, TOP):
+        return "top"
+    return _under(name, STAGES)
+
+
 def violations(root: Path = SRC) -> list[str]:
     """One line per import that goes the wrong way."""
     out = []
     for path in sorted(root.rglob("*.py")):
         name = module_name(path, root)
+        mine = layer_of(name)
         for imported in sorted(imports_of(path, name)):
             if _under(name, ("grpokit.rewards",)):
                 heavy = _under(imported, HEAVY)
                 if heavy and (name, heavy) not in ALLOWED:
                     out.append(f"{name} imports {imported}: the reward library must not need {heavy}")
-            if _under(name, LEAVES) and _under(imported, STAGES):
+            theirs = layer_of(imported)
+            if mine == "leaf" and theirs in STAGES:
                 out.append(f"{name} imports {imported}: a leaf package never imports a stage of the run")
-            if not _under(name, TOP) and _under(imported, TOP):
-                out.append(f"{name} imports {imported}: nothing below train imports train, the CLI or commands")
+            elif mine in STAGES and theirs in STAGES and STAGES.index(theirs) > STAGES.index(mine):
+                out.append(f"{name} imports {imported}: {mine} comes before {theirs} in the stage order")
+            if mine != "top" and theirs == "top":
+                out.append(f"{name} imports {imported}: nothing below the command line imports it")
     return out
+
+
+def test_every_module_has_a_layer():
+    # A new top-level package must be placed in the order, or its imports go unchecked.
+    unplaced = [module_name(p, SRC) for p in sorted(SRC.rglob("*.py")) if layer_of(module_name(p, SRC)) is None]
+    assert unplaced == ["grpokit"]
 
 
 def test_the_package_imports_one_way():
@@ -78,7 +101,7 @@ def test_the_package_imports_one_way():
 
 
 def test_a_planted_violation_is_found(tmp_path):
-    # A copy of the real tree with one wrong-way import added: the checker must name it.
+    # A copy of the real tree with wrong-way imports added: the checker must name each.
     import shutil
 
     root = tmp_path / "grpokit"
@@ -86,13 +109,19 @@ def test_a_planted_violation_is_found(tmp_path):
     (root / "rewards" / "planted.py").write_text("def f():\n    import torch\n    from ..training.trainer import train\n")
     (root / "data" / "planted.py").write_text("from grpokit import cli\n")
     (root / "tools" / "planted.py").write_text("from grpokit.health.rules import HealthConfig\n")
+    # Between stages: config is first, so it may not import training; health comes before evaluate.
+    (root / "config" / "planted.py").write_text("def f():\n    from grpokit.training import trainer\n")
+    (root / "health" / "planted.py").write_text("from grpokit.evaluate.during import HeldOutEvalCallback\n")
+    (root / "evaluate" / "planted.py").write_text("from grpokit.health import rules\n")  # allowed: health is earlier
     found = violations(root)
     assert found == [
-        "grpokit.data.planted imports grpokit.cli: nothing below train imports train, the CLI or commands",
+        "grpokit.config.planted imports grpokit.training: grpokit.config comes before grpokit.training in the stage order",
+        "grpokit.config.planted imports grpokit.training.trainer: grpokit.config comes before grpokit.training in the stage order",
+        "grpokit.data.planted imports grpokit.cli: nothing below the command line imports it",
+        "grpokit.health.planted imports grpokit.evaluate.during: grpokit.health comes before grpokit.evaluate in the stage order",
+        "grpokit.health.planted imports grpokit.evaluate.during.HeldOutEvalCallback: grpokit.health comes before grpokit.evaluate in the stage order",
         "grpokit.rewards.planted imports grpokit.training.trainer: a leaf package never imports a stage of the run",
-        "grpokit.rewards.planted imports grpokit.training.trainer: nothing below train imports train, the CLI or commands",
         "grpokit.rewards.planted imports grpokit.training.trainer.train: a leaf package never imports a stage of the run",
-        "grpokit.rewards.planted imports grpokit.training.trainer.train: nothing below train imports train, the CLI or commands",
         "grpokit.rewards.planted imports torch: the reward library must not need torch",
         "grpokit.tools.planted imports grpokit.health.rules: a leaf package never imports a stage of the run",
         "grpokit.tools.planted imports grpokit.health.rules.HealthConfig: a leaf package never imports a stage of the run",
@@ -104,3 +133,12 @@ def test_allowed_exceptions_still_exist():
     for module, package in ALLOWED:
         path = SRC.joinpath(*module.split(".")[1:]).with_suffix(".py")
         assert any(_under(i, (package,)) for i in imports_of(path, module)), (module, package)
+
+
+def test_the_architecture_page_shows_these_layers():
+    # docs/architecture.md's layer block is what a maintainer reads; it must say what this test enforces.
+    page = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = page.split("<!-- layers: checked by tests/test_import_layers.py -->", 1)[1].split("```")[1]
+    shown = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split() for line in block.strip().splitlines()}
+    short = lambda names: [n.removeprefix("grpokit.") for n in names]  # noqa: E731
+    assert shown == {"leaves": short(LEAVES), "stages": short(STAGES), "top": short(TOP)}

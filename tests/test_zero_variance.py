@@ -1,4 +1,4 @@
-"""The online zero-variance filter: group judging, the reward wrapper, the sampler, the config key, a real run."""
+"""The online zero-variance filter: group judging, observing the reward wrapper, the sampler, the config key, a real run."""
 from __future__ import annotations
 
 import json
@@ -10,9 +10,9 @@ from grpokit.data.zero_variance import (
     ROW_COLUMN,
     FilteredRepeatSampler,
     ZeroVarianceFilter,
+    filter_for,
     is_flat,
-    setup,
-    weighted_total,
+    with_row_ids,
 )
 from grpokit.errors import ConfigError, RunError
 
@@ -29,17 +29,8 @@ def test_is_flat(totals, flat):
     assert is_flat(totals) is flat
 
 
-@pytest.mark.parametrize("scores, weights, total", [
-    ([1.0, 0.5], [2.0, 1.0], 2.5),
-    ([None, 0.5], [2.0, 1.0], 0.5),            # a None reward drops out of the sum
-    ([None, None], [2.0, 1.0], None),          # nothing scored: unscorable
-])
-def test_weighted_total(scores, weights, total):
-    assert weighted_total(scores, weights) == total
-
-
 def test_rows_drop_after_n_flat_groups():
-    f = ZeroVarianceFilter(2, num_generations=2, weights=[1.0])
+    f = ZeroVarianceFilter(2, num_generations=2)
     # Row 7 flat, row 8 varied, row 9 flat.
     assert f.observe([7, 7, 8, 8, 9, 9], [1.0, 1.0, 0.0, 1.0, 0.0, 0.0]) == []
     assert f.flat_counts == {7: 1, 9: 1}
@@ -51,7 +42,7 @@ def test_rows_drop_after_n_flat_groups():
 
 def test_bad_threshold_is_a_config_error():
     with pytest.raises(ConfigError, match="whole number >= 1"):
-        ZeroVarianceFilter(0, num_generations=2, weights=[1.0])
+        ZeroVarianceFilter(0, num_generations=2)
 
 
 def always_one(completions, **kwargs):
@@ -64,9 +55,12 @@ def by_position(completions, **kwargs):
     return [float(i % 2) if kwargs["answer"][i] == "odd" else None for i in range(len(completions))]
 
 
-def test_wrapped_rewards_judge_each_batch_once_all_rewards_scored():
-    f = ZeroVarianceFilter(1, num_generations=2, weights=[1.0, 3.0])
-    wrapped = f.wrap([always_one, by_position])
+def test_the_filter_judges_each_batch_once_all_rewards_scored():
+    from grpokit.rewards.reward_set import RewardSet
+    from grpokit.rewards.trainer_rewards import TrainerRewards
+
+    f = ZeroVarianceFilter(1, num_generations=2)
+    wrapped = TrainerRewards(RewardSet([always_one, by_position], [1.0, 3.0]), observers=[f.observe_batch]).funcs
     assert [w.__name__ for w in wrapped] == ["always_one", "by_position"] and wrapped[0].__doc__ == "Always 1."
     logged = []
     completions = ["a", "b", "c", "d"]
@@ -92,9 +86,9 @@ def test_sampler_matches_repeat_samplers_order_without_drops():
     from trl.trainer.utils import RepeatSampler
 
     options = dict(mini_repeat_count=3, batch_size=2, repeat_count=2)
-    ours = list(FilteredRepeatSampler(ZeroVarianceFilter(1, 3, [1.0]), 7, shuffle=True, seed=1, **options))
+    ours = list(FilteredRepeatSampler(ZeroVarianceFilter(1, 3), 7, shuffle=True, seed=1, **options))
     theirs = list(RepeatSampler(list(range(7)), shuffle=True, seed=1, **options))
-    assert len(ours) == len(theirs) == len(FilteredRepeatSampler(ZeroVarianceFilter(1, 3, [1.0]), 7, **options))
+    assert len(ours) == len(theirs) == len(FilteredRepeatSampler(ZeroVarianceFilter(1, 3), 7, **options))
     for sequence in (ours, theirs):
         blocks = _chunks(sequence, 2 * 3)  # one chunk: 2 prompts x 3 generations
         assert all(a == b for a, b in zip(blocks[::2], blocks[1::2]))            # each chunk twice (repeat_count)
@@ -103,7 +97,7 @@ def test_sampler_matches_repeat_samplers_order_without_drops():
 
 
 def test_sampler_draws_around_dropped_rows_and_keeps_its_length():
-    f = ZeroVarianceFilter(1, 2, [1.0])
+    f = ZeroVarianceFilter(1, 2)
     sampler = FilteredRepeatSampler(f, 6, mini_repeat_count=1, batch_size=2, shuffle=False)
     stream = iter(sampler)
     first = [next(stream), next(stream)]
@@ -116,7 +110,7 @@ def test_sampler_draws_around_dropped_rows_and_keeps_its_length():
 
 
 def test_sampler_says_what_to_do_when_every_row_is_dropped():
-    f = ZeroVarianceFilter(1, 2, [1.0])
+    f = ZeroVarianceFilter(1, 2)
     f.observe([0, 0, 1, 1], [0.0, 0.0, 1.0, 1.0])
     with pytest.raises(RunError, match="every training row was dropped"):
         list(FilteredRepeatSampler(f, 2, mini_repeat_count=1, batch_size=1))
@@ -127,20 +121,15 @@ class _Cfg:
         self.data = type("Data", (), {"drop_zero_variance_after": after})()
 
 
-class _Args:
-    num_generations = 2
-
-
-def test_setup_is_a_no_op_when_unset_and_refuses_several_processes(monkeypatch):
+def test_no_filter_when_unset_row_ids_and_one_process_only(monkeypatch):
     datasets = pytest.importorskip("datasets")
     train_set = datasets.Dataset.from_list([{"prompt": "p", "answer": "1"}] * 3)
-    dropper, funcs, same = setup(_Cfg(None), _Args(), [always_one], [1.0], train_set)
-    assert dropper is None and funcs == [always_one] and same is train_set
-    dropper, funcs, with_ids = setup(_Cfg(2), _Args(), [always_one], [1.0], train_set)
-    assert dropper.after == 2 and with_ids[ROW_COLUMN] == [0, 1, 2] and funcs[0].__wrapped__ is always_one
+    assert filter_for(_Cfg(None), 2) is None
+    assert filter_for(_Cfg(2), 2).after == 2
+    assert with_row_ids(with_row_ids(train_set))[ROW_COLUMN] == [0, 1, 2]  # an old id column is replaced
     monkeypatch.setenv("WORLD_SIZE", "2")
     with pytest.raises(ConfigError, match="one process only"):
-        setup(_Cfg(2), _Args(), [always_one], [1.0], train_set)
+        filter_for(_Cfg(2), 2)
 
 
 @pytest.mark.parametrize("value, ok", [(3, True), (0, False), (True, False), ("2", False), (1.5, False)])

@@ -4,13 +4,14 @@ Each command group lives in grpokit/commands/<group>.py and adds itself to the
 app through `register(app)`; heavy imports stay inside the command bodies so
 `grpokit --help` is instant.
 Exit codes: 0 success, 1 the run or check failed, 2 bad usage or bad config; an
-unexpected exception prints one line and the path of its traceback log, exit 1.
+unexpected exception prints one line and the path of its traceback log, exit 1. Commands
+raise ConfigError / RunError and grpokit/commands/guard.py alone prints them.
 """
 from __future__ import annotations
 
 import typer
 
-from grpokit.commands import calibrate, evaluate, health, judge, recipes, rewards, serve, train
+from grpokit.commands import calibrate, doctor, evaluate, judge, recipes, report, rewards, serve, train
 from grpokit.commands.guard import guard_all
 
 app = typer.Typer(
@@ -22,7 +23,7 @@ app = typer.Typer(
 )
 
 # The order here is the order of `grpokit --help`: the run first, then the checks around it.
-for _group in (rewards, train, health, serve, evaluate, recipes, calibrate, judge):
+for _group in (rewards, train, doctor, report, serve, evaluate, recipes, calibrate, judge):
     _group.register(app)
 
 # Last, so every command above ends its errors the same way (grpokit/commands/guard.py).

@@ -20,6 +20,8 @@ from pathlib import Path
 import yaml
 
 from grpokit.config.run_config import RunConfig, _numbers, from_dict
+from grpokit.run_directory import layout
+from grpokit.run_directory.jsonl import read_records
 
 DEMO_YAML = """
 name: cpu-demo
@@ -84,15 +86,11 @@ def window_means(metrics: list[dict], keys: list[str], n: int = 5) -> dict:
 
 
 def read_metrics(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_records(Path(run_dir) / layout.METRICS)  # a half-written last line is skipped
 
 
 def read_alerts(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "alerts.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_records(Path(run_dir) / layout.ALERTS)
 
 
 def run_demo(*, steps: int | None = None, output_dir: str | None = None, console=None, evaluate: bool = True,
@@ -137,7 +135,7 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
                "alerts": read_alerts(run_dir), "adapter": str(final_adapter(cfg, run_dir))}
     if evaluate:
         summary["eval"] = _before_after(cfg, run_dir, eval_set, eval_prompts, eval_samples)
-    (run_dir / "demo_summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    (run_dir / layout.DEMO_SUMMARY).write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     _print_summary(say, summary)
     return summary
 
@@ -153,7 +151,7 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
     """Sampled rewards and accuracy of the base model and the trained adapter on the same held-out prompts."""
     from grpokit.evaluate import compare, evaluate, write_eval
     from grpokit.evaluate.during import accuracy_reward
-    from grpokit.training.models import load_model
+    from grpokit.models.loading import load_model
     from grpokit.config.profiles import model_dtype
     from grpokit.config.run_config import build_reward_set
 
@@ -167,7 +165,7 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
         model.eval()
         results[label] = evaluate(model, tok, held_out, rewards.funcs, rewards.weights, **settings)
         del model
-    write_eval(run_dir / "eval.json", results["before"], results["after"], {"name": cfg.name})
+    write_eval(run_dir / layout.EVAL, results["before"], results["after"], {"name": cfg.name})
     return {**results, "delta": compare(results["before"], results["after"])}
 
 

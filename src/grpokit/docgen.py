@@ -1,11 +1,13 @@
-"""Generates the reference pages of skill/ from the code, so they cannot drift.
+"""Generates the reference pages of skill/ and the lists of docs/architecture.md from the code, so they cannot drift.
 
-    python -m grpokit.docgen          # rewrite skill/rewards.md and skill/troubleshooting.md
+    python -m grpokit.docgen          # rewrite skill/rewards.md, skill/troubleshooting.md, docs/architecture.md's lists
     python -m grpokit.docgen --check  # exit 1 when a page differs from what the code says
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -85,13 +87,107 @@ def troubleshooting() -> str:
 PAGES = {"skill/rewards.md": reward_catalogue, "skill/troubleshooting.md": troubleshooting}
 
 
+# ---------------------------------------------------------------- docs/architecture.md: generated blocks
+
+def _yaml_value(value) -> str:
+    if value is None or isinstance(value, bool):
+        return f"`{'null' if value is None else str(value).lower()}`"
+    if isinstance(value, str) and ("\n" in value or len(value) > 40):
+        return "(a long text)"
+    return '`""`' if value == "" else f"`{value}`"
+
+
+def _default(f: dataclasses.Field) -> str:
+    if f.default is not dataclasses.MISSING:
+        return _yaml_value(f.default)
+    if f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        value = f.default_factory()  # type: ignore[misc]
+        return f"`{value}`" if value in ([], {}) else "(a section)"
+    return "(required)"
+
+
+def config_keys() -> str:
+    """Every key of the run config, section by section, with its default."""
+    from grpokit.config.eval_section import EvalConfig
+    from grpokit.config.run_config import LoraConfig, ModelConfig, RewardSpec, RunConfig, StageConfig
+    from grpokit.data import DataConfig
+    from grpokit.tools.config import EnvironmentConfig, ToolSpec
+
+    sections = [("(top level)", RunConfig), ("model", ModelConfig), ("model.lora", LoraConfig),
+                ("data", DataConfig), ("rewards[]", RewardSpec), ("stages[]", StageConfig), ("eval", EvalConfig),
+                ("tools[]", ToolSpec), ("environment", EnvironmentConfig)]
+    lines = ["| section | key | default |", "| --- | --- | --- |"]
+    for section, cls in sections:
+        for f in dataclasses.fields(cls):
+            lines.append(f"| {section} | `{f.name}` | {_default(f)} |")
+    return "\n".join(lines)
+
+
+def commands() -> str:
+    """Every command of the `grpokit` CLI with the first line of its help."""
+    from grpokit.cli import app
+
+    rows = []
+
+    def walk(typer_app, prefix: str) -> None:
+        for info in typer_app.registered_commands:
+            name = info.name or info.callback.__name__.replace("_command", "").replace("_", "-")
+            summary = " ".join((info.callback.__doc__ or "").strip().split("\n\n")[0].split())  # first paragraph
+            rows.append(f"| `grpokit {prefix}{name}` | {summary} |")
+        for group in typer_app.registered_groups:
+            walk(group.typer_instance, f"{prefix}{group.name} ")
+
+    walk(app, "")
+    return "\n".join(["| command | what it does |", "| --- | --- |", *rows])
+
+
+def run_files() -> str:
+    """The run directory's files, from run_directory/layout.py."""
+    from grpokit.run_directory import layout
+
+    source = Path(layout.__file__).read_text(encoding="utf-8")
+    comments = dict(re.findall(r'^([A-Z_]+) = "[^"]+"\s+# (.+)$', source, flags=re.M))
+    names = {value: key for key, value in vars(layout).items() if key.isupper() and isinstance(value, str)}
+    return "\n".join(["| file | what it holds |", "| --- | --- |",
+                      *(f"| `{name}` | {comments.get(names[name], '')} |" for name in layout.ALL)])
+
+
+def reward_list() -> str:
+    """The registered rewards by family (skill/rewards.md has each one's description)."""
+    from grpokit import rewards
+
+    by_family: dict[str, list[str]] = {}
+    for name in rewards.names():
+        by_family.setdefault(rewards.registry.family(name), []).append(name)
+    lines = [f"{len(rewards.names())} registered rewards (descriptions and parameters in `skill/rewards.md`):", ""]
+    lines += [f"- {fam}: " + ", ".join(f"`{n}`" for n in by_family[fam]) for fam in sorted(by_family)]
+    return "\n".join(lines)
+
+
+BLOCKS = {"run-directory": run_files, "config-keys": config_keys, "commands": commands, "rewards": reward_list}
+ARCHITECTURE = "docs/architecture.md"
+
+
+def fill_blocks(text: str) -> str:
+    """`text` with every `<!-- generated: NAME -->` ... `<!-- /generated -->` block rewritten from the code."""
+    def fill(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in BLOCKS:
+            raise KeyError(f"{ARCHITECTURE}: no generator for block {name!r}; known: {sorted(BLOCKS)}")
+        return f"<!-- generated: {name} -->\n{BLOCKS[name]().rstrip()}\n<!-- /generated -->"
+
+    return re.sub(r"<!-- generated: ([\w-]+) -->.*?<!-- /generated -->", fill, text, flags=re.S)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     parser.add_argument("--root", default=".", help="repository root")
     args = parser.parse_args(argv)
     stale = []
-    for rel, render in PAGES.items():
+    architecture = Path(args.root) / ARCHITECTURE
+    pages = {**PAGES, ARCHITECTURE: lambda: fill_blocks(architecture.read_text(encoding="utf-8"))}
+    for rel, render in pages.items():
         path = Path(args.root) / rel
         text = render()
         if args.check:

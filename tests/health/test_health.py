@@ -6,10 +6,12 @@ from types import SimpleNamespace
 import pytest
 
 from grpokit.errors import ConfigError
-from grpokit.health.callback import HealthCallback, RewardTracker
+from grpokit.health.callback import HealthCallback
+from grpokit.rewards.reward_set import RewardSet
+from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.health.rules import HealthConfig, HealthMonitor, finite, replay
 from grpokit.health.symptoms import RULES
-from grpokit.health.synthetic_runs import MAX_COMPLETION_LENGTH, SCENARIOS, history
+from benchmarks.synthetic_runs import MAX_COMPLETION_LENGTH, SCENARIOS, history
 
 CFG = dict(max_completion_length=MAX_COMPLETION_LENGTH)
 
@@ -292,43 +294,48 @@ def test_tracker_counts_none_errors_and_distinct():
     def broken(completions, **kw):
         raise KeyError("answer")
 
-    tracker = RewardTracker()
-    wrapped = tracker.wrap([half_none, broken])
+    tracker = TrainerRewards(RewardSet([half_none, broken]))
+    wrapped = tracker.funcs
     assert [f.__name__ for f in wrapped] == ["half_none", "broken"]  # TRL names metrics by __name__
     prompts = ["p1"] * 4 + ["p2"] * 4
     completions = ["a", "a", "a", "a", "x", "y", "z", "w"]  # group 1 collapsed, group 2 diverse
-    assert wrapped[1](completions, prompts=prompts) == [None] * 8  # a crash becomes a counted None
     wrapped[0](completions, prompts=prompts)
-    stats = tracker.flush()
+    assert wrapped[1](completions, prompts=prompts) == [None] * 8  # a crash becomes a counted None
+    stats = tracker.window()
     assert stats["rewards/half_none/none_frac"] == 0.5
     assert stats["rewards/broken/error_frac"] == 1.0
     assert "KeyError" in stats["rewards/broken/first_error"]
     assert stats["completions/distinct_frac"] == pytest.approx((0.25 + 1.0) / 2)
-    assert tracker.flush() == {}  # counts restart after each log
+    assert tracker.window() == {}  # counts restart after each log
 
 
 def test_tracker_counts_a_gold_the_reward_cannot_read():
     # math_equivalence gives None, not 0, for a gold with no math in it; the tracker's none_frac shows it.
     from grpokit.rewards import get
 
-    tracker = RewardTracker()
-    [wrapped] = tracker.wrap([get("math_equivalence")])
+    tracker = TrainerRewards(RewardSet([get("math_equivalence")]))
+    [wrapped] = tracker.funcs
     assert wrapped(["\\boxed{42}"] * 4, answer=["42", "Answer is forty two.", "42", "42"]) == [1.0, None, 1.0, 1.0]
-    assert tracker.flush()["rewards/math_equivalence/none_frac"] == 0.25
+    assert tracker.window()["rewards/math_equivalence/none_frac"] == 0.25
 
 
 def test_tracker_stats_reach_the_rules(tmp_path):
     # A reward that raises on every call shows up as reward_unscorable with its error.
-    cb = HealthCallback(CFG, run_dir=tmp_path, console=_QuietConsole())
+    from grpokit.training.callbacks import RewardStatsCallback
 
     def needs_answer(completions, answer, **kw):
         return [1.0 for _ in completions]
 
-    (wrapped,) = cb.tracker.wrap([needs_answer])
+    calls = TrainerRewards(RewardSet([needs_answer]))
+    stats, cb = RewardStatsCallback(calls), HealthCallback(CFG, run_dir=tmp_path, console=_QuietConsole(), reward_calls=calls)
+    (wrapped,) = calls.funcs
     control = SimpleNamespace(should_save=False, should_training_stop=False)
     for record in history("healthy", steps=5):
         wrapped(["a", "b"], prompts=["p", "p"])  # no answer column -> TypeError
-        cb.on_log(None, _state(record["step"]), control, logs=dict(record))
+        logs = dict(record)
+        for callback in (stats, cb):  # the order train() gives them
+            callback.on_log(None, _state(record["step"]), control, logs=logs)
+        assert logs["rewards/needs_answer/error_frac"] == 1.0 and "rewards/needs_answer/first_error" not in logs
     rules = [a.rule for a in cb.monitor.alerts]
     assert rules == ["reward_unscorable"]
     assert "TypeError" in cb.monitor.alerts[0].message
@@ -344,13 +351,13 @@ def test_replay_tolerates_nan_everywhere():
     assert all(math.isnan(v) for v in record.values())  # the rules did not mutate the record
 
 
-def test_tracker_leaves_async_rewards_alone():
-    # TRL awaits async rewards itself; wrapping one in a sync function would hand TRL a coroutine.
+def test_the_wrapper_runs_async_rewards_to_completion():
+    # The wrapper is a plain function to TRL, so an async reward is awaited inside it: TRL gets scores, not a coroutine.
     async def slow(completions, **kw):
         return [1.0] * len(completions)
 
-    (wrapped,) = RewardTracker().wrap([slow])
-    assert wrapped is slow
+    (wrapped,) = TrainerRewards(RewardSet([slow])).funcs
+    assert wrapped(["a", "b"]) == [1.0, 1.0]
 
 
 def test_from_config_is_what_train_calls(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 
 from grpokit.reporting.report import panels, series, write_report
 from grpokit.health.rules import HealthConfig
-from grpokit.health.synthetic_runs import history, write_run
+from benchmarks.synthetic_runs import history, write_run
 
 
 def _png_size(data: bytes) -> tuple[int, int]:

@@ -174,14 +174,14 @@ def test_bad_input_is_a_usage_error(funcs, completions, columns, error, why):
 
 
 def test_names_entries_and_duplicates():
-    # Registered names, config entries and callables mix; repeated names get #2.
+    # Registered names, config entries and callables mix; repeated names get _2, as in a run's metrics.
     result = debug_reward(
         ["repetition_penalty", {"name": "repetition_penalty", "params": {"n": 1}}, constant],
         ["go go go go", "fresh new words"],
         show=False,
     )
-    assert result.names == ["repetition_penalty", "repetition_penalty#2", "constant"]
-    assert result.scores["repetition_penalty#2"][0] == pytest.approx(-0.75)
+    assert result.names == ["repetition_penalty", "repetition_penalty_2", "constant"]
+    assert result.scores["repetition_penalty_2"][0] == pytest.approx(-0.75)
 
 
 def test_conversational_and_hostile_completions():

@@ -11,7 +11,8 @@ import time
 import pytest
 from judge_local import judge_url, start_judge
 
-from grpokit.health.callback import RewardTracker
+from grpokit.rewards.reward_set import RewardSet
+from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.health.rules import HealthConfig, HealthMonitor
 from grpokit.rewards import get
 from grpokit.rewards.judge import stats
@@ -89,13 +90,13 @@ def test_a_spent_budget_gives_none_not_zero(url):
 
 def test_killed_server_mid_step_gives_none_and_an_alert():
     # The judge dies while a step is being judged: the step finishes, unjudged completions are None
-    # (never 0), the tracker counts them and the health monitor raises judge_failing.
+    # (never 0), the reward wrapper counts them and the health monitor raises judge_failing.
     server = start_judge()
     try:
         judge = get("llm_judge", base_url=server.url, concurrency=1, retries=1, backoff_s=0.05, cache_size=0)
         judge(["warm-up"], prompts=["Say hi."])  # the first request loads the model's caches
-        tracker = RewardTracker()
-        tracked = tracker.wrap([judge])[0]
+        tracker = TrainerRewards(RewardSet([judge]))
+        tracked = tracker.funcs[0]
         stats.drain()
         killer = threading.Timer(0.6, server.kill)
         killer.start()
@@ -108,7 +109,7 @@ def test_killed_server_mid_step_gives_none_and_an_alert():
         server.stop()
     assert scores[-1] is None and None in scores
     assert all(s is None or 0.0 <= s <= 1.0 for s in scores)
-    logs = {"loss": 0.0, "reward": 0.5, "reward_std": 0.2, **tracker.flush()}
+    logs = {"loss": 0.0, "reward": 0.5, "reward_std": 0.2, **tracker.window()}
     assert logs["judge/llm_judge/failure_frac"] > 0.2
     assert logs["rewards/llm_judge/none_frac"] == logs["judge/llm_judge/failure_frac"]
     alerts = HealthMonitor(HealthConfig()).observe(1, logs)

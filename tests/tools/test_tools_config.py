@@ -8,7 +8,7 @@ import pytest
 from grpokit.config.run_config import from_dict
 from grpokit.errors import ConfigError
 from grpokit.tools import ToolSpec, trainer_kwargs
-from grpokit.tools.config import EnvironmentConfig, apply_to_args
+from grpokit.tools.config import EnvironmentConfig
 
 
 def config(**extra) -> dict:
@@ -54,9 +54,10 @@ def test_config_maps_to_trl_arguments(tmp_path):
               if not n.startswith("_") and n not in ("reset", "get_reward")]
     assert sorted(public) == ["calculator", "python"]
     assert env._tools["python"].limits.wall_s == 2.0
-    args = build_grpo_config(cfg, None)
-    apply_to_args(args, cfg.tools, cfg.environment)
+    args = build_grpo_config(cfg, None)  # complete as built: nothing is set on it afterwards
     assert args.max_tool_calling_iterations == 3  # TRL's own default is no limit
+    # The tool diagnostics train at weight 0, after the config's rewards, in the order TRL gets them.
+    assert args.reward_weights == [1.0] * len(cfg.rewards) + [0.0, 0.0]
 
 
 def test_no_tools_changes_nothing():
@@ -77,7 +78,7 @@ def test_tool_schemas_render_from_docstrings():
 def test_tool_health_rules_and_report_panel():
     from grpokit.health.rules import HealthConfig, replay
     from grpokit.reporting.report import panels
-    from grpokit.health.synthetic_runs import history
+    from benchmarks.synthetic_runs import history
 
     for scenario in ("tool_calls_fail", "tool_never_called", "tool_turn_limit"):
         records = history(scenario, steps=30)

@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 from grpokit.config import profiles
-from grpokit.training.checkpointing_names import new_names, quiet_model_alias
+from grpokit.models.checkpointing_names import new_names, quiet_model_alias
 from grpokit.config.run_config import ModelConfig, RewardSpec, RunConfig
 
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from grpokit import bundled
-from grpokit.training import models
+from grpokit.models import loading as models
 from grpokit.config.run_config import LoraConfig, ModelConfig
 from grpokit.errors import ConfigError
 

@@ -22,9 +22,8 @@ def calibrate_command(
 
     try:
         result, rows = _calibrate(config, set_ or [], samples, prompts)
-    except (ConfigError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    except ValueError as exc:  # a bad value in the data or the config (ConfigError is one too): exit 2
+        raise ConfigError(str(exc)) from None
     from grpokit.evaluate.calibrate import suggestion, write_rows
 
     if as_json:

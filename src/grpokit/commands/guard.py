@@ -1,6 +1,7 @@
 """One way every command ends on an error: a line that says what failed, and an exit code.
 
-ConfigError -> `error: ...`, exit 2 (bad usage, bad config or bad input: the message says
+The one place a command's error is printed: commands raise, this prints.
+ConfigError (and the reward library's RewardConfigError) -> `error: ...`, exit 2 (bad usage, bad config or bad input: the message says
 what to change). RunError -> `failed: ...`, exit 1. Anything else is a bug or an
 environment problem no check foresaw: its traceback goes to a log file, the terminal
 gets one line naming the command, the error and that file, and the exit code is 1.
@@ -18,6 +19,8 @@ import click
 import typer
 
 from grpokit.errors import ConfigError, RunError
+from grpokit.rewards.registry import RewardConfigError
+from grpokit.run_directory.ranks import rank
 
 
 def log_dir() -> Path:
@@ -45,6 +48,11 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+def _who() -> str:
+    # In a multi-process launch a failure can be one rank's alone (its own OOM, a lost peer): say whose.
+    return f"rank {rank()}: " if rank() else ""
+
+
 def guarded(func, command: str):
     """`func` (a command callback) with its errors turned into a message and an exit code."""
 
@@ -54,15 +62,15 @@ def guarded(func, command: str):
             return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise  # typer's own ways to end: exit codes and usage errors it already printed
-        except ConfigError as exc:
-            typer.echo(f"error: {exc}", err=True)
+        except (ConfigError, RewardConfigError) as exc:  # RewardConfigError: a bad reward name or parameter
+            typer.echo(f"{_who()}error: {exc}", err=True)
             raise typer.Exit(2) from None
         except RunError as exc:
-            typer.echo(f"failed: {exc}", err=True)
+            typer.echo(f"{_who()}failed: {exc}", err=True)
             raise typer.Exit(1) from None
         except Exception as exc:
             log = write_crash_log(command)
-            typer.echo(f"error: grpokit {command} failed unexpectedly ({type(exc).__name__}: {_one_line(exc)}); "
+            typer.echo(f"{_who()}error: grpokit {command} failed unexpectedly ({type(exc).__name__}: {_one_line(exc)}); "
                        f"the traceback is in {log}", err=True)
             raise typer.Exit(1) from None
 

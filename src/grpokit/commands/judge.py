@@ -48,13 +48,13 @@ def check(
     from grpokit.rewards.judge.client import probe
 
     key = os.environ.get(api_key_env) if api_key_env else None
+    from grpokit.errors import ConfigError, RunError
+
     if api_key_env and not key:
-        typer.echo(f"error: the environment variable {api_key_env} is not set", err=True)
-        raise typer.Exit(2)
+        raise ConfigError(f"the environment variable {api_key_env} is not set")  # printed by commands.guard
     problem = probe(url, api_key=key)
     if problem:
-        typer.echo(f"failed: {url} does not answer: {problem}", err=True)
-        raise typer.Exit(1)
+        raise RunError(f"{url} does not answer: {problem}")
     typer.echo(f"ok: {url} answers")
 
 

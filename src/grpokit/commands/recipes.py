@@ -43,20 +43,17 @@ def register(app: typer.Typer) -> None:
         from grpokit.config.starter import build_init_config
         from grpokit.errors import ConfigError
 
+        # A ConfigError here is printed by grpokit.commands.guard (exit 2).
+        cfg = build_init_config(task, data, name, model)
+        target = output or Path(f"{cfg['name']}.yaml")
+        if target.exists() and not force:
+            raise ConfigError(f"{target} exists; pass --force to overwrite or --output to pick another path")
+        draft = target.with_name(f".{target.name}.draft")
+        draft.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         try:
-            cfg = build_init_config(task, data, name, model)
-            target = output or Path(f"{cfg['name']}.yaml")
-            if target.exists() and not force:
-                raise ConfigError(f"{target} exists; pass --force to overwrite or --output to pick another path")
-            draft = target.with_name(f".{target.name}.draft")
-            draft.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
-            try:
-                load_config(draft)
-            except BaseException:
-                draft.unlink(missing_ok=True)
-                raise
-            draft.replace(target)
-        except ConfigError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2)
+            load_config(draft)
+        except BaseException:
+            draft.unlink(missing_ok=True)
+            raise
+        draft.replace(target)
         typer.echo(f"wrote {target}\nnext: grpokit doctor {target} && grpokit train {target}")

@@ -169,15 +169,9 @@ def _with_imports(imports: list[str], action):
 
 
 def _run(action) -> None:
-    # Bad usage (unknown reward, bad parameter, bad samples file) exits 2 with
-    # the message that says what to change; nothing else is caught here.
-    from grpokit.rewards.registry import RewardConfigError
-
-    try:
-        code = action()
-    except (ConfigError, RewardConfigError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    # Bad usage (unknown reward, bad parameter, bad samples file) raises; grpokit.commands.guard
+    # prints the message that says what to change and exits 2.
+    code = action()
     if code:
         raise typer.Exit(code)
 

@@ -12,7 +12,7 @@ def _run_console():
     so `run directory`, the progress line and `done` appear once, however many processes train."""
     from rich.console import Console
 
-    from grpokit.training.ranks import is_main_process
+    from grpokit.run_directory.ranks import is_main_process
 
     return Console(soft_wrap=True, quiet=not is_main_process())
 
@@ -22,7 +22,7 @@ def _fail(console, exc: Exception) -> None:
     from rich.text import Text
 
     from grpokit.errors import ConfigError
-    from grpokit.training.ranks import rank
+    from grpokit.run_directory.ranks import rank
 
     code = 2 if isinstance(exc, ConfigError) else 1
     label = "config error" if code == 2 else "run failed"

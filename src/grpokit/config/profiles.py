@@ -242,12 +242,24 @@ def resolved_config(cfg: RunConfig) -> RunConfig:
 
 
 def grpo_kwargs(cfg: RunConfig, stage: StageConfig | None = None, *, output_dir: str | None = None, **hardware) -> dict:
-    """Every GRPOConfig keyword this run (stage) passes: resolve_training plus where checkpoints go."""
-    return {**resolve_training(cfg, stage, **hardware), "output_dir": output_dir or str(checkpoint_root(cfg, stage))}
+    """Every GRPOConfig keyword this run (stage) passes, and nothing is set on the GRPOConfig
+    afterwards: resolve_training, each reward's weight (in the order TRL gets the rewards),
+    the tool turn limit, and where checkpoints go. `grpokit train --dry-run` prints this."""
+    from grpokit.config.run_config import trained_reward_specs
+    from grpokit.tools.config import grpo_fields
+
+    return {
+        **resolve_training(cfg, stage, **hardware),
+        "reward_weights": [float(spec.weight) for spec in trained_reward_specs(cfg, stage)],
+        **grpo_fields(cfg.tools, cfg.environment),
+        "output_dir": output_dir or str(checkpoint_root(cfg, stage)),
+    }
 
 
 def checkpoint_root(cfg: RunConfig, stage: StageConfig | None = None):
-    root = cfg.run_dir / "checkpoints"
+    from grpokit.run_directory.layout import CHECKPOINTS
+
+    root = cfg.run_dir / CHECKPOINTS
     return root / stage.name if stage is not None and cfg.stages else root
 
 
@@ -261,7 +273,7 @@ def build_grpo_config(cfg: RunConfig, stage: StageConfig | None = None, *, outpu
     """
     from trl import GRPOConfig
 
-    from grpokit.training.checkpointing_names import new_names
+    from grpokit.models.checkpointing_names import new_names
 
     kwargs = new_names(grpo_kwargs(cfg, stage, output_dir=output_dir, **hardware), GRPOConfig)
     try:

@@ -24,7 +24,7 @@ import yaml
 from grpokit.config import safe_yaml
 from grpokit.data import DataConfig
 from grpokit.errors import ConfigError
-from grpokit.evaluate.config import EvalConfig, check_eval
+from grpokit.config.eval_section import EvalConfig, check_eval
 from grpokit.config.plugins import load_imports, resolve_paths
 from grpokit.config.profiles import resolve_training
 from grpokit.tools.config import EnvironmentConfig, ToolSpec, check_tools
@@ -40,7 +40,7 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 @dataclass
 class LoraConfig:
-    """LoRA adapter settings (see grpokit.training.models for rank guidance)."""
+    """LoRA adapter settings (see grpokit.models.loading for rank guidance)."""
 
     r: int = 16
     alpha: int | None = None  # None means 2 * r, the usual scaling
@@ -71,6 +71,7 @@ class RewardSpec:
     name: str = ""
     weight: float = 1.0
     params: dict[str, Any] = field(default_factory=dict)
+    timeout: float | None = None  # seconds per batch before the watchdog gives up (None: grpokit.rewards.watchdog's default)
 
 
 @dataclass
@@ -317,6 +318,9 @@ def _check_training_keys(training: dict, where: str) -> None:
             raise _unknown_key(str(key), valid, where + " (keys are TRL GRPOConfig fields)")
     if "output_dir" in training:
         raise ConfigError(f"{where}.output_dir: set the top-level `output_dir:` instead; checkpoints go under it")
+    if "reward_weights" in training:
+        raise ConfigError(f"{where}.reward_weights: give each reward its `weight:` under rewards: instead; "
+                          "the GRPOConfig's reward_weights are built from them")
     check_training_values(training, where)
 
 
@@ -359,17 +363,25 @@ def _check_rewards(specs: list[RewardSpec], where: str, answer_format=None) -> N
         raise ConfigError(str(exc)) from exc
 
 
-def build_reward_set(cfg: RunConfig, stage: StageConfig | None = None):
-    """The stage's RewardSet (`cfg.rewards_for(stage)`), built; a bad parameter value is a ConfigError."""
-    from grpokit.rewards.reward_set import RewardSet
-
-    where = "rewards" if stage is None or stage.rewards is None else f"stages[{stage.name}].rewards"
+def trained_reward_specs(cfg: RunConfig, stage: StageConfig | None = None) -> list[RewardSpec]:
+    """What a stage trains with, in the order TRL gets it: `cfg.rewards_for(stage)`, and in a run with
+    tools the tool diagnostics at weight 0. The one list both the RewardSet and GRPOConfig's
+    reward_weights are built from."""
     specs = list(cfg.rewards_for(stage))
     if cfg.tools:
         # Tool runs log the tool diagnostics always (weight 0), for the health rules and the report.
         from grpokit.tools.config import DIAGNOSTIC_REWARDS
 
         specs += [RewardSpec(name=n, weight=0.0) for n in DIAGNOSTIC_REWARDS if n not in {s.name for s in specs}]
+    return specs
+
+
+def build_reward_set(cfg: RunConfig, stage: StageConfig | None = None):
+    """The stage's RewardSet (`trained_reward_specs`), built; a bad parameter value is a ConfigError."""
+    from grpokit.rewards.reward_set import RewardSet
+
+    where = "rewards" if stage is None or stage.rewards is None else f"stages[{stage.name}].rewards"
+    specs = trained_reward_specs(cfg, stage)
     try:
         rewards = RewardSet.from_specs(specs, where, answer_format=cfg.data.answer_format)
     except ValueError as exc:  # RewardConfigError is a ValueError
@@ -378,7 +390,7 @@ def build_reward_set(cfg: RunConfig, stage: StageConfig | None = None):
         # Completions are trajectories: rewards that do not read the trajectory score the final answer only.
         from grpokit.rewards.tool_use import final_answer_only
 
-        rewards = RewardSet([final_answer_only(f) for f in rewards.funcs], rewards.weights)
+        rewards = rewards.replace_funcs([final_answer_only(f) for f in rewards.funcs])
     return rewards
 
 
@@ -419,8 +431,8 @@ def _unknown_value(where: str, value: Any, valid: tuple) -> ConfigError:
 
 
 def _check_health(health: dict) -> None:
-    """`health:` belongs to grpokit.health.callback (thresholds); its own parser checks it."""
-    from grpokit.health.rules import HealthConfig
+    """`health:` (grpokit.config.health_section): the thresholds of the live health rules."""
+    from grpokit.config.health_section import HealthConfig
 
     try:
         HealthConfig.from_dict(health)

@@ -7,11 +7,13 @@ it adds no gradient (TRL logs the share as `frac_reward_zero_std`). With
 Off by default.
 
 How it sees groups: each training row carries its index in a `grpokit_row` column,
-which TRL hands to every reward as a keyword; the rewards are wrapped so the weighted
-total of each batch (as TRL sums it: None skipped) is judged per group. The column is
-taken off before the rewards see it.
+which TRL hands to every reward as a keyword. The filter observes the run's one reward
+wrapper (grpokit.rewards.trainer_rewards.TrainerRewards, which takes `grpokit_*` columns
+off before the rewards see them): each scored batch's weighted totals, as TRL sums them
+(None skipped), are judged per group.
 
-How it drops rows: the train sampler is replaced by one with the order of TRL's
+How it drops rows: grpokit's trainer (grpokit.training.trainer.GrpokitTrainer) asks
+`filtered_sampler` for its train sampler instead of TRL's RepeatSampler: the same order as TRL's
 RepeatSampler -- chunks of generation_batch_size / num_generations prompts, each
 chunk yielded num_iterations * steps_per_generation times, each prompt num_generations
 times in a row -- whose chunks are filled from reshuffled passes over the rows not yet
@@ -29,19 +31,13 @@ import os
 import random
 import statistics
 from collections import Counter
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from grpokit.errors import ConfigError, RunError
 
 ROW_COLUMN = "grpokit_row"
 # TRL calls a group flat when torch.isclose(std, 0): |std| <= 1e-8 (+ float32 rounding of the sum).
 FLAT_STD = 1e-6
-
-
-def weighted_total(scores: Sequence[float | None], weights: Sequence[float]) -> float | None:
-    """TRL's total for one completion: sum of weight * score over the rewards that scored; None if none did."""
-    scored = [(w, s) for w, s in zip(weights, scores) if s is not None]
-    return sum(w * float(s) for w, s in scored) if scored else None
 
 
 def is_flat(totals: Sequence[float | None]) -> bool:
@@ -60,15 +56,13 @@ def check_after(after: Any) -> None:
 class ZeroVarianceFilter:
     """Counts each row's zero-variance groups and drops the row after `after` of them."""
 
-    def __init__(self, after: int, num_generations: int, weights: Sequence[float]):
+    def __init__(self, after: int, num_generations: int):
         check_after(after)
         self.after = after
         self.num_generations = num_generations
-        self.weights = list(weights)
         self.flat_counts: Counter[int] = Counter()
         self.dropped: set[int] = set()
         self.groups_seen = 0
-        self._batch: tuple[int, dict[int, list]] | None = None
 
     def observe(self, rows: Sequence[int], totals: Sequence[float | None]) -> list[int]:
         """Judge one batch: `rows[i]` is completion i's row, groups of num_generations in a row.
@@ -89,37 +83,13 @@ class ZeroVarianceFilter:
                 newly.append(row)
         return newly
 
-    def wrap(self, funcs: Sequence[Callable]) -> list[Callable]:
-        """The rewards, each taking `grpokit_row` off its keywords; the last one of a batch to
-        score hands the batch's totals to `observe`. Names (TRL's metric names) are kept."""
-        if len(funcs) != len(self.weights):
-            raise ValueError(f"{len(funcs)} rewards for {len(self.weights)} weights")
-        return [self._wrap_one(index, func, len(funcs)) for index, func in enumerate(funcs)]
-
-    def _wrap_one(self, index: int, func: Callable, count: int) -> Callable:
-        def observed(completions, **kwargs):
-            rows = kwargs.pop(ROW_COLUMN, None)
-            scores = func(completions, **kwargs)
-            if rows is not None:  # evaluation batches have no row ids: nothing to judge
-                self._collect(id(completions), index, count, list(scores), list(rows), kwargs.get("log_metric"))
-            return scores
-
-        name = getattr(func, "__name__", None) or type(func).__name__
-        observed.__name__ = observed.__qualname__ = name
-        observed.__doc__ = func.__doc__
-        observed.__wrapped__ = func
-        return observed
-
-    def _collect(self, key: int, index: int, count: int, scores: list, rows: list, log_metric) -> None:
-        if self._batch is None or self._batch[0] != key:
-            self._batch = (key, {})
-        batch = self._batch[1]
-        batch[index] = [None if s is None or s != s else s for s in scores]  # NaN counts as unscored, as in TRL
-        if len(batch) < count:
+    def observe_batch(self, batch: Any) -> None:
+        """Observer of the reward wrapper: judge a scored batch (grpokit.rewards.trainer_rewards.ScoredBatch)."""
+        rows = batch.private.get(ROW_COLUMN)
+        if rows is None:  # evaluation batches have no row ids: nothing to judge
             return
-        totals = [weighted_total([batch[i][j] for i in range(count)], self.weights) for j in range(len(rows))]
-        self.observe(rows, totals)
-        self._batch = None
+        self.observe(list(rows), batch.totals)
+        log_metric = batch.columns.get("log_metric")  # TRL's hook: averaged into the step's logs
         if callable(log_metric):
             log_metric("data/dropped_zero_variance", float(len(self.dropped)))
 
@@ -165,35 +135,30 @@ class FilteredRepeatSampler:
                 return row
 
 
-def setup(cfg: Any, args: Any, funcs: Sequence[Callable], weights: Sequence[float],
-          train_set: Any) -> tuple[ZeroVarianceFilter | None, list[Callable], Any]:
-    """(filter, wrapped rewards, train set with row ids) when data.drop_zero_variance_after is set;
-    (None, rewards, train set) unchanged otherwise."""
+def filter_for(cfg: Any, num_generations: int) -> ZeroVarianceFilter | None:
+    """The run's filter when data.drop_zero_variance_after is set, else None."""
     after = getattr(cfg.data, "drop_zero_variance_after", None)
     if after is None:
-        return None, list(funcs), train_set
+        return None
     _refuse_many_processes(int(os.environ.get("WORLD_SIZE", "1") or 1))
-    zero_variance = ZeroVarianceFilter(after, int(args.num_generations), weights)
+    return ZeroVarianceFilter(after, int(num_generations))
+
+
+def with_row_ids(train_set: Any) -> Any:
+    """The train set with each row's index in ROW_COLUMN (an old one replaced)."""
     if ROW_COLUMN in getattr(train_set, "column_names", []):
         train_set = train_set.remove_columns(ROW_COLUMN)
-    return zero_variance, zero_variance.wrap(funcs), train_set.add_column(ROW_COLUMN, list(range(len(train_set))))
+    return train_set.add_column(ROW_COLUMN, list(range(len(train_set))))
 
 
-def attach(zero_variance: ZeroVarianceFilter | None, trainer: Any) -> None:
-    """Give the trainer the filtering sampler (same arguments as its own RepeatSampler)."""
-    if zero_variance is None:
-        return
+def filtered_sampler(zero_variance: ZeroVarianceFilter, trainer: Any, dataset: Any) -> FilteredRepeatSampler:
+    """The sampler a GRPOTrainer gets in place of its RepeatSampler, with the same arguments."""
     _refuse_many_processes(trainer.accelerator.num_processes)
     args = trainer.args
-
-    def sampler(dataset=None):
-        dataset = trainer.train_dataset if dataset is None else dataset
-        return FilteredRepeatSampler(zero_variance, len(dataset), mini_repeat_count=trainer.num_generations,
-                                     batch_size=args.generation_batch_size // trainer.num_generations,
-                                     repeat_count=trainer.num_iterations * args.steps_per_generation,
-                                     shuffle=trainer.shuffle_dataset, seed=args.seed)
-
-    trainer._get_train_sampler = sampler  # GRPOTrainer.get_train_dataloader asks for it by this name
+    return FilteredRepeatSampler(zero_variance, len(dataset), mini_repeat_count=trainer.num_generations,
+                                 batch_size=args.generation_batch_size // trainer.num_generations,
+                                 repeat_count=trainer.num_iterations * args.steps_per_generation,
+                                 shuffle=trainer.shuffle_dataset, seed=args.seed)
 
 
 def _refuse_many_processes(processes: int) -> None:

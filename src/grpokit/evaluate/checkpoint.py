@@ -34,7 +34,7 @@ def _load(cfg, checkpoint: Path | None):
     """(model, tokenizer): the base model, or the base with `checkpoint` (a LoRA adapter or full weights)."""
     import dataclasses
 
-    from grpokit.training.models import load_model
+    from grpokit.models.loading import load_model
 
     from grpokit.config.profiles import model_dtype
 
@@ -52,7 +52,7 @@ def _load(cfg, checkpoint: Path | None):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from grpokit.training.models import load_tokenizer, resolve_source
+    from grpokit.models.loading import load_tokenizer, resolve_source
 
     source, extra = resolve_source(cfg.model.name)
     tok = load_tokenizer(source, extra, cfg.model.trust_remote_code)
@@ -141,7 +141,9 @@ def evaluate_checkpoint(
         "data": eval_source or cfg.data.source,
         "held_out_prompts": len(held_out),
     }
-    path = Path(output) if output else cfg.run_dir / "eval.json"
+    from grpokit.run_directory.layout import EVAL
+
+    path = Path(output) if output else cfg.run_dir / EVAL
     write_eval(path, results["before"], results["after"], meta)
     return {**meta, "path": str(path), "before": results["before"], "after": results["after"],
             "delta": compare(results["before"], results["after"]) if results["before"] else None}

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from transformers import TrainerCallback
 
-from grpokit.training.ranks import is_main_process
+from grpokit.run_directory.ranks import is_main_process
 
 
 def flat_metrics(result: dict) -> dict[str, Any]:
@@ -82,7 +82,7 @@ class HeldOutEvalCallback(TrainerCallback):
         import torch
 
         from grpokit.evaluate.generation import evaluate
-        from grpokit.training.callbacks import append_jsonl
+        from grpokit.run_directory.jsonl import append_jsonl
 
         started = time.perf_counter()
         padding_side = getattr(tokenizer, "padding_side", None)

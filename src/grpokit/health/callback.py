@@ -1,146 +1,45 @@
 """Live health checks: a TrainerCallback that reads TRL's logs and raises alerts.
 
-    monitor = HealthCallback(HealthConfig.from_dict(cfg.health), run_dir="runs/demo")
-    funcs = monitor.tracker.wrap(reward_funcs)   # optional: None/error shares, distinct completions
-    trainer = GRPOTrainer(..., reward_funcs=funcs, callbacks=[monitor])
+    calls = TrainerRewards(reward_set)            # grpokit.rewards.trainer_rewards
+    monitor = HealthCallback(HealthConfig.from_dict(cfg.health), run_dir="runs/demo", reward_calls=calls)
+    trainer = GRPOTrainer(..., reward_funcs=calls.funcs,
+                          callbacks=[RewardStatsCallback(calls), monitor])   # stats first: they feed the rules
+
+The per-reward numbers (None and error shares, timeouts, first errors) come from the
+one reward wrapper; RewardStatsCallback (grpokit.training.callbacks) puts the numbers into
+each log, and the error text reaches the rules through `reward_calls.last_window`.
 
 Alerts go to the console (rich) and to <run_dir>/alerts.jsonl, on rank 0 only.
 The rules themselves live in rules.py (pure, cheap, replayable).
 """
 from __future__ import annotations
 
-import inspect
 import json
 import os
+import re
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from transformers import TrainerCallback
 
-from grpokit.completions import prompt_text, texts
-from grpokit.rewards.reward_set import call_reward
 from grpokit.health.rules import Alert, HealthConfig, HealthMonitor, expected_logged_steps, is_train_log
-
-ALERTS_FILE = "alerts.jsonl"
-
-
-class RewardTracker:
-    """Counts, per reward function, the share of None scores and of calls that raised,
-    and the share of distinct completions per prompt group -- numbers TRL does not log.
-
-    `wrap(funcs)` returns functions with the same __name__ (TRL names metrics by it).
-    A reward that raises is turned into a counted None for that batch, so one bad
-    sample does not kill a long run, and the health rule reports the error.
-    """
-
-    def __init__(self, catch_errors: bool = True):
-        self.catch_errors = catch_errors
-        self._last_flush = time.perf_counter()
-        self._reset()
-
-    def _reset(self) -> None:
-        self._seen: dict[str, int] = {}
-        self._none: dict[str, int] = {}
-        self._errors: dict[str, int] = {}
-        self._first_error: dict[str, str] = {}
-        self._distinct: list[float] = []
-
-    def wrap(self, funcs: Iterable[Callable]) -> list[Callable]:
-        wrapped = []
-        for i, func in enumerate(funcs):
-            wrapped.append(self._wrap_one(func, count_distinct=(i == 0)))
-        return wrapped
-
-    def _wrap_one(self, func: Callable, count_distinct: bool) -> Callable:
-        name = getattr(func, "__name__", None) or type(func).__name__
-        if not callable(func) or _is_model(func) or inspect.iscoroutinefunction(func):
-            # Reward models (nn.Modules) and async rewards are called differently by TRL; left as they are.
-            return func
-
-        def tracked(completions, **kwargs):
-            if count_distinct:
-                self._observe_groups(completions, kwargs.get("prompts"))
-            if self.catch_errors:  # a reward must not raise: its batch becomes counted Nones, reported
-                scores, error = call_reward(func, completions, **kwargs)
-            else:
-                scores, error = func(completions, **kwargs), None
-            self._seen[name] = self._seen.get(name, 0) + len(completions)
-            if error is not None:
-                self._errors[name] = self._errors.get(name, 0) + len(completions)
-                self._first_error.setdefault(name, error)
-            else:
-                self._none[name] = self._none.get(name, 0) + sum(1 for s in scores if s is None)
-            return scores
-
-        tracked.__name__ = name
-        tracked.__qualname__ = name
-        tracked.__doc__ = getattr(func, "__doc__", None)
-        tracked.__wrapped__ = func
-        return tracked
-
-    def _observe_groups(self, completions: list, prompts: list | None) -> None:
-        # TRL repeats each prompt num_generations times; grouping by prompt text is
-        # robust to how the batch is ordered.
-        if not prompts or len(prompts) != len(completions):
-            return
-        groups: dict[str, list[str]] = {}
-        for prompt, text in zip(prompts, texts(completions)):
-            groups.setdefault(prompt_text(prompt), []).append(text)
-        for group in groups.values():
-            if len(group) > 1:
-                self._distinct.append(len(set(group)) / len(group))
-
-    def flush(self) -> dict[str, Any]:
-        """Metrics since the last flush, named like TRL's; then start counting afresh."""
-        out: dict[str, Any] = {}
-        for name, seen in self._seen.items():
-            if seen:
-                out[f"rewards/{name}/none_frac"] = self._none.get(name, 0) / seen
-                out[f"rewards/{name}/error_frac"] = self._errors.get(name, 0) / seen
-            if name in self._first_error:
-                out[f"rewards/{name}/first_error"] = self._first_error[name]
-        if self._distinct:
-            out["completions/distinct_frac"] = sum(self._distinct) / len(self._distinct)
-        out.update(self._judge_metrics())
-        self._reset()
-        return out
-
-    def start_window(self) -> None:
-        """Forget judge calls made before now (a doctor probe, an earlier run in this process)."""
-        from grpokit.rewards.judge.stats import drain
-
-        drain()
-        self._last_flush = time.perf_counter()
-
-    def _judge_metrics(self) -> dict[str, Any]:
-        """llm_judge's latency, failures and cache hits since the last log, and its share of that time."""
-        from grpokit.rewards.judge.stats import drain
-
-        now = time.perf_counter()
-        elapsed, self._last_flush = now - self._last_flush, now
-        judged = drain()
-        for key in [k for k in judged if k.endswith("/seconds")]:
-            if elapsed > 0:
-                judged[key[:-len("seconds")] + "step_share"] = min(1.0, judged[key] / elapsed)
-        return judged
-
-
-def _is_model(obj: Any) -> bool:
-    return hasattr(obj, "forward") and hasattr(obj, "parameters")
+from grpokit.health.symptoms import BY_RULE
+from grpokit.rewards.trainer_rewards import TrainerRewards
+from grpokit.run_directory.layout import ALERTS
 
 
 class HealthCallback(TrainerCallback):
     """Runs the health rules on every training log; writes alerts; optionally stops on critical ones."""
 
     def __init__(self, config: HealthConfig | dict | None = None, run_dir: str | os.PathLike | None = None,
-                 console: Any = None, tracker: RewardTracker | None = None):
+                 console: Any = None, reward_calls: TrainerRewards | None = None):
         if isinstance(config, dict) or config is None:
             config = HealthConfig.from_dict(config)
         self.config = config
         self.monitor = HealthMonitor(config)
         self.run_dir = Path(run_dir) if run_dir else None
-        self.tracker = tracker or RewardTracker()
+        self.reward_calls = reward_calls
         self._console = console
         self.seconds = 0.0  # time spent in on_log, for the overhead benchmark
         self.stopped_by: Alert | None = None
@@ -157,13 +56,12 @@ class HealthCallback(TrainerCallback):
         if self.config.expected_logged_steps is None:
             every = getattr(state, "logging_steps", None) or getattr(args, "logging_steps", 1)
             self.config.expected_logged_steps = expected_logged_steps(getattr(state, "max_steps", None), every)
-        self.tracker.start_window()
         if self.run_dir is None:
             self.run_dir = Path(args.output_dir)
         if state.is_world_process_zero:
             # An empty alerts.jsonl says "watched, nothing wrong"; a missing one would say nothing.
             self.run_dir.mkdir(parents=True, exist_ok=True)
-            (self.run_dir / ALERTS_FILE).touch()
+            (self.run_dir / ALERTS).touch()
         return control
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -171,11 +69,10 @@ class HealthCallback(TrainerCallback):
         try:
             if not logs or not self.config.enabled or not is_train_log(logs):
                 return control
-            tracked = self.tracker.flush()
-            # Numbers go into `logs` so a metrics writer that runs after us records them too;
-            # error text only reaches the rules (loggers such as TensorBoard want scalars).
-            logs.update({k: v for k, v in tracked.items() if isinstance(v, (int, float))})
+            # The numbers are in `logs` already (RewardStatsCallback); the error text comes from the window.
+            tracked = self.reward_calls.last_window if self.reward_calls is not None else {}
             alerts = self.monitor.observe(state.global_step, {**logs, **tracked})
+            alerts += self._hung_rewards(state.global_step, tracked, alerts)
             if alerts and state.is_world_process_zero:
                 self._emit(alerts)
             critical = [a for a in alerts if a.severity == "critical"]
@@ -191,6 +88,24 @@ class HealthCallback(TrainerCallback):
         finally:
             self.seconds += time.perf_counter() - start
 
+    def _hung_rewards(self, step: int, tracked: dict[str, Any], alerts: list[Alert]) -> list[Alert]:
+        """An alert on the step a reward hung, without the rule's patience: the watchdog's timeouts
+        are certain (a reward that never answered), not a noisy share to be confirmed."""
+        if not self.config.enabled or any(a.rule == "reward_unscorable" for a in alerts):
+            return []
+        symptom = BY_RULE["reward_unscorable"]
+        out = []
+        for key, count in tracked.items():
+            found = re.fullmatch(r"rewards/(.+)/timeouts", key)
+            if found and count:
+                name = found.group(1)
+                why = tracked.get(f"rewards/{name}/first_error", "")
+                out.append(Alert(step=int(step), rule="reward_unscorable", severity=symptom.severity,
+                                 message=f"reward {name!r} hung on {count} batch(es) this step and scored None "
+                                         f"for them: {why}", fix=symptom.fix, value=float(count), threshold=0.0))
+        self.monitor.alerts.extend(out)
+        return out
+
     def _emit(self, alerts: list[Alert]) -> None:
         for alert in alerts:
             color = "red" if alert.severity == "critical" else "yellow"
@@ -198,7 +113,7 @@ class HealthCallback(TrainerCallback):
                         f"{alert.message}\n  [dim]fix:[/] {alert.fix}")
         if self.run_dir is not None:
             self.run_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.run_dir / ALERTS_FILE, "a", encoding="utf-8") as f:
+            with open(self.run_dir / ALERTS, "a", encoding="utf-8") as f:
                 for alert in alerts:
                     f.write(json.dumps(alert.to_dict(), allow_nan=False, default=str) + "\n")
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from grpokit.health.rules import HealthConfig, expected_logged_steps, finite, is_held_out_log, is_train_log, replay
 from grpokit.health.symptoms import BY_RULE, SYMPTOMS, Symptom, to_markdown  # noqa: F401  (to_markdown re-exported)
+from grpokit.run_directory import layout
+from grpokit.run_directory.jsonl import read_jsonl
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
@@ -70,32 +72,6 @@ class RunData:
         return bool(max_steps and last and not stages and last >= max_steps)
 
 
-def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """Records from a JSON-lines file and how many lines could not be read.
-
-    A run still writing can leave a partial last line; NaN/Infinity (as Python's
-    json writes them) are accepted.
-    """
-    if not path.is_file():
-        return [], 0
-    records, bad = [], 0
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested thousands deep
-                bad += 1
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-            else:
-                bad += 1
-    return records, bad
-
-
 def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
@@ -110,16 +86,16 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 def load_run(run_dir: str | Path) -> RunData:
     run_dir = Path(run_dir)
-    metrics, bad_m = read_jsonl(run_dir / "metrics.jsonl")
-    alerts, bad_a = read_jsonl(run_dir / "alerts.jsonl")
-    completions, bad_c = read_jsonl(run_dir / "completions.jsonl")
+    metrics, bad_m = read_jsonl(run_dir / layout.METRICS)
+    alerts, bad_a = read_jsonl(run_dir / layout.ALERTS)
+    completions, bad_c = read_jsonl(run_dir / layout.COMPLETIONS)
     eval_data = None
-    if (run_dir / "eval.json").is_file():
+    if (run_dir / layout.EVAL).is_file():
         try:
-            eval_data = json.loads((run_dir / "eval.json").read_text(encoding="utf-8"))
+            eval_data = json.loads((run_dir / layout.EVAL).read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError):
             eval_data = None
-    return RunData(run_dir, metrics, alerts, completions, eval_data, _read_yaml(run_dir / "config.yaml"),
+    return RunData(run_dir, metrics, alerts, completions, eval_data, _read_yaml(run_dir / layout.CONFIG),
                    skipped_lines=bad_m + bad_a + bad_c)
 
 

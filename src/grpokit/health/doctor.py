@@ -376,7 +376,7 @@ def _check_judges(funcs) -> None:
 
 def _load_model(cfg: RunConfig):
     """(model, tokenizer) without a LoRA adapter: the probe only generates."""
-    from grpokit.training.models import load_model
+    from grpokit.models.loading import load_model
     from grpokit.config.profiles import backend, model_dtype
 
     return load_model(cfg.model, dtype=model_dtype(cfg), backend=backend(cfg), trainable=False)

@@ -15,6 +15,7 @@ from typing import Any
 
 from grpokit.health.diagnose import RunData, diagnose, health_config_for, load_run
 from grpokit.health.rules import HealthConfig, finite
+from grpokit.run_directory import layout
 
 GOOD = "#2ca02c"
 BAD = "#d62728"
@@ -222,8 +223,8 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> dict
     out.mkdir(parents=True, exist_ok=True)
     hc = health_config_for(run.config, run.train_metrics)
     findings = diagnose(run)
-    png = plot_curves(run, out / "curves.png", hc, findings)
+    png = plot_curves(run, out / layout.CURVES, hc, findings)
     html = render_html(run, findings, png.read_bytes())
-    html_path = out / "report.html"
+    html_path = out / layout.REPORT
     html_path.write_text(html, encoding="utf-8")
     return {"png": png, "html": html_path}

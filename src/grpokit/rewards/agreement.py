@@ -15,6 +15,7 @@ so their weak agreement is only a warning.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 # A correctness reward below this AUC ranks a right answer above a wrong one
@@ -114,10 +115,12 @@ def judges_correctness(name: str) -> bool:
     """True for a registered reward of a family that must agree with correctness labels."""
     from grpokit.rewards import registry
 
-    try:
-        return registry.family(name.split("#")[0]) in STRICT_FAMILIES
-    except (KeyError, ValueError):  # not a registered name: a plain callable
-        return False
+    for candidate in (name, re.sub(r"_\d+$", "", name)):  # a repeated reward is named x_2 (RewardSet's names)
+        try:
+            return registry.family(candidate) in STRICT_FAMILIES
+        except (KeyError, ValueError):  # not a registered name: a plain callable, or a repeat's suffix
+            continue
+    return False
 
 
 def _rows_text(rows: list[int], limit: int = 8) -> str:

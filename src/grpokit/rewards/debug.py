@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable
 from grpokit.rewards import agreement as label_agreement
 from grpokit.completions import to_text
 from grpokit.errors import ConfigError
-from grpokit.rewards.reward_set import as_score
+from grpokit.rewards.reward_set import as_score, unique_names
+from grpokit.rewards.watchdog import DEFAULT_TIMEOUT, RewardTimeout, call_with_timeout
 
 # Thresholds for the warnings; each names the failure it catches.
 _MOSTLY_NONE = 0.5  # TRL skips None rows: above half, the reward barely trains
@@ -110,11 +111,6 @@ def _json_number(value: Any) -> Any:
     return value
 
 
-def _func_name(func: Callable) -> str:
-    name = getattr(func, "__name__", None) or getattr(getattr(func, "func", None), "__name__", None)
-    return name or type(func).__name__
-
-
 def resolve_rewards(funcs: Any) -> list[tuple[str, Callable]]:
     """(display name, callable) for a callable, a registered name, a config entry
     ({"name", "params"}), or a list of those. Duplicate names get "#2", "#3"."""
@@ -128,8 +124,7 @@ def resolve_rewards(funcs: Any) -> list[tuple[str, Callable]]:
         raise ConfigError(f"cannot use {funcs!r} as a reward: give a callable, a registered name, or a list of them")
     if not items:
         raise ConfigError("no reward functions given: pass a callable, a registered name, or a list of them")
-    resolved: list[tuple[str, Callable]] = []
-    seen: dict[str, int] = {}
+    funcs_found: list[Callable] = []
     for item in items:
         if isinstance(item, str):
             func = get(item)
@@ -139,10 +134,9 @@ def resolve_rewards(funcs: Any) -> list[tuple[str, Callable]]:
             func = item
         else:
             raise ConfigError(f"cannot use {item!r} as a reward: give a callable or a registered reward name")
-        name = _func_name(func)
-        seen[name] = seen.get(name, 0) + 1
-        resolved.append((name if seen[name] == 1 else f"{name}#{seen[name]}", func))
-    return resolved
+        funcs_found.append(func)
+    # The names TRL logs the rewards under in a run (a repeat gets _2), so the table matches metrics.jsonl.
+    return list(zip(unique_names(funcs_found), funcs_found))
 
 
 def _check_columns(n: int, columns: dict[str, Any]) -> dict[str, list]:
@@ -165,7 +159,9 @@ def _score_batch(func: Callable, completions: list, columns: dict[str, list]):
     start = time.perf_counter()
     problem = None
     try:
-        out = func(completions, **columns)
+        out = call_with_timeout(func, completions, columns, DEFAULT_TIMEOUT)  # the watchdog every reward call has
+    except RewardTimeout as exc:  # scoring row by row would hang again: the batch is the finding
+        return scores, {i: f"hung: {exc}" for i in range(n)}, ("raises", str(exc)), time.perf_counter() - start
     except Exception as exc:  # the point is to report it, with the row
         problem = ("raises", f"raised {type(exc).__name__}: {str(exc)[:200]}")
     if problem is None:

@@ -9,6 +9,9 @@ over the rewards that scored (a NaN-aware sum). Training lets TRL do the calling
 everything that scores outside a trainer (doctor, eval, calibration, the held-out
 callback) does it here, so they all see what training sees: a reward that raises
 is a counted error and None for that batch, never a crash and never a silent 0.
+Every call goes through the watchdog (grpokit.rewards.watchdog): a reward that hangs
+is given up on after its timeout, and that is an error like any other. Inside a trainer,
+`TrainerRewards` (grpokit.rewards.trainer_rewards) hands TRL these same calls.
 
 `check_specs` validates names and parameters without building a reward, so config
 validation constructs nothing (and starts no worker process). Both take the run's
@@ -23,6 +26,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from grpokit.rewards.answer_format import check_agrees, with_answer_format
 from grpokit.rewards.registry import RewardConfigError, check, get
+from grpokit.rewards.watchdog import DEFAULT_TIMEOUT, call_with_timeout
 
 RewardFunc = Callable[..., list]
 
@@ -49,15 +53,27 @@ def check_specs(specs: Sequence[Any], where: str = "rewards", answer_format: Any
             raise RewardConfigError(f"{where}[{i}]: {exc}") from exc
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
             raise RewardConfigError(f"{where}[{i}].weight must be a finite number, got {weight!r}")
+        check_timeout(_field(spec, "timeout"), f"{where}[{i}].timeout")
     check_agrees([(_field(s, "name"), _field(s, "params") or {}) for s in specs], answer_format, where)
 
 
+def check_timeout(timeout: Any, where: str = "timeout") -> None:
+    """A reward's watchdog timeout: unset (the default) or a positive number of seconds."""
+    if timeout is None:
+        return
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+        raise RewardConfigError(f"{where} must be a positive number of seconds (e.g. 60), got {timeout!r}; "
+                                f"leave it unset for the default {DEFAULT_TIMEOUT:g} s")
+
+
 def unique_names(funcs: Sequence[Callable]) -> list[str]:
-    """Each reward's `__name__` (what TRL logs it under); a repeated name gets _2, _3."""
+    """Each reward's `__name__` (what TRL logs it under; a functools.partial's function's); a repeated
+    name gets _2, _3. The one naming rule: training, evaluation, debug_reward and the probe use it."""
     seen: dict[str, int] = {}
     out = []
     for func in funcs:
-        base = getattr(func, "__name__", None) or type(func).__name__
+        base = (getattr(func, "__name__", None) or getattr(getattr(func, "func", None), "__name__", None)
+                or type(func).__name__)
         seen[base] = seen.get(base, 0) + 1
         out.append(base if seen[base] == 1 else f"{base}_{seen[base]}")
     return out
@@ -75,12 +91,14 @@ def as_score(value: Any) -> float | None:
         raise TypeError(f"a {type(value).__name__}") from None
 
 
-def call_reward(func: RewardFunc, completions: Sequence[Any], **columns) -> tuple[list[float | None], str | None]:
-    """(scores, error): one call as TRL makes it. A raise, a wrong length or a non-number is
-    the error (first 300 characters) and every score None."""
+def call_reward(func: RewardFunc, completions: Sequence[Any], columns: Mapping[str, Any] | None = None,
+                timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[float | None], str | None]:
+    """(scores, error): one call as TRL makes it, under the watchdog. A hang past `timeout`
+    seconds, a raise, a wrong length or a non-number is the error (first 300 characters)
+    and every score None."""
     n = len(completions)
     try:
-        out = list(func(completions, **columns))
+        out = list(call_with_timeout(func, completions, dict(columns or {}), timeout))
         if len(out) != n:
             raise ValueError(f"returned {len(out)} scores for {n} completions")
         return [as_score(v) for v in out], None
@@ -113,11 +131,16 @@ class SetScores:
 class RewardSet:
     """Reward functions with their weights and the names TRL logs them under."""
 
-    def __init__(self, funcs: Sequence[RewardFunc], weights: Sequence[float] | None = None):
+    def __init__(self, funcs: Sequence[RewardFunc], weights: Sequence[float] | None = None,
+                 timeouts: Sequence[float | None] | None = None):
         self.funcs = list(funcs)
         self.weights = [float(w) for w in weights] if weights is not None else [1.0] * len(self.funcs)
         if len(self.weights) != len(self.funcs):
             raise RewardConfigError(f"{len(self.weights)} weights for {len(self.funcs)} reward functions")
+        # Seconds each reward may take on one batch before the watchdog gives up on it.
+        self.timeouts = [DEFAULT_TIMEOUT if t is None else float(t) for t in (timeouts or [None] * len(self.funcs))]
+        if len(self.timeouts) != len(self.funcs):
+            raise RewardConfigError(f"{len(self.timeouts)} timeouts for {len(self.funcs)} reward functions")
         self.names = unique_names(self.funcs)
 
     @classmethod
@@ -134,7 +157,11 @@ class RewardSet:
                 funcs.append(get(name, **with_answer_format(name, _field(spec, "params"), answer_format)))
             except RewardConfigError as exc:
                 raise RewardConfigError(f"{where}[{i}]: {exc}") from exc
-        return cls(funcs, [_field(spec, "weight", 1.0) for spec in specs])
+        return cls(funcs, [_field(spec, "weight", 1.0) for spec in specs], [_field(spec, "timeout") for spec in specs])
+
+    def replace_funcs(self, funcs: Sequence[RewardFunc]) -> "RewardSet":
+        """The same weights and timeouts over other functions (each wrapping the one at its place)."""
+        return RewardSet(funcs, self.weights, self.timeouts)
 
     def __len__(self) -> int:
         return len(self.funcs)
@@ -147,8 +174,8 @@ class RewardSet:
         """Score one batch; columns are the data set's, one list per column, aligned with completions."""
         n = len(completions)
         result = SetScores(scores={}, totals=[])
-        for name, func in zip(self.names, self.funcs):
-            values, error = call_reward(func, completions, **columns)
+        for name, func, timeout in zip(self.names, self.funcs, self.timeouts):
+            values, error = call_reward(func, completions, columns, timeout)
             result.scores[name] = values
             if error is not None:
                 result.errors[name] = error

@@ -120,7 +120,6 @@ def trainer_kwargs(tools: list[ToolSpec], environment: EnvironmentConfig) -> dic
     return {"environment_factory": ToolEnvironmentFactory(tools, environment)}
 
 
-def apply_to_args(args, tools: list[ToolSpec], environment: EnvironmentConfig) -> None:
-    """Set the GRPOConfig fields tools need: the turn limit (TRL's default is no limit at all)."""
-    if tools:
-        args.max_tool_calling_iterations = environment.max_turns
+def grpo_fields(tools: list[ToolSpec], environment: EnvironmentConfig) -> dict:
+    """The GRPOConfig fields tools need ({} without tools): the turn limit (TRL's default is no limit at all)."""
+    return {"max_tool_calling_iterations": environment.max_turns} if tools else {}

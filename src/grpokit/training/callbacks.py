@@ -1,111 +1,70 @@
 """What a run writes while it trains: metrics.jsonl, completions.jsonl, the progress line.
 
-Reward functions are wrapped (keeping `__name__`, which TRL logs them under) so the
-scores TRL computes anyway are captured for completions.jsonl without scoring twice.
+The rewards reach TRL through one wrapper (grpokit.rewards.trainer_rewards); what is
+written here observes it.
 """
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from pathlib import Path
-from typing import Callable
 
 from transformers import TrainerCallback
 
 from grpokit.completions import prompt_text, transcript
-from grpokit.training.ranks import is_main_process
-from grpokit.rewards.reward_set import RewardSet, weighted_totals
-
-
-def _jsonable(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if hasattr(value, "item"):
-        try:
-            return _jsonable(value.item())
-        except (ValueError, RuntimeError):
-            pass
-    return str(value)
-
-
-def append_jsonl(path: Path, record: dict) -> None:
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({k: _jsonable(v) for k, v in record.items()}, ensure_ascii=False) + "\n")
-
-
-def _number(value) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
+from grpokit.run_directory.ranks import is_main_process
+from grpokit.health.rules import is_train_log
+from grpokit.rewards.trainer_rewards import ScoredBatch, TrainerRewards, numeric
+from grpokit.run_directory.jsonl import append_jsonl
 
 
 class RewardRecorder:
-    """Wraps reward functions and writes a sample of each scored batch to completions.jsonl."""
+    """Writes a sample of each scored batch to completions.jsonl: an observer of TrainerRewards,
+    so the scores TRL computes anyway are recorded without scoring twice."""
 
     def __init__(self, path: Path, stage: str | None, per_batch: int = 4):
         self.path = Path(path)
         self.stage = stage
         self.per_batch = per_batch
-        self.names: list[str] = []
-        self.weights: list[float] = []
-        self._batch_key = None
-        self._scores: dict[str, list] = {}
 
-    def wrap_set(self, rewards: RewardSet) -> list[Callable]:
-        """The set's functions, each wrapped to record; TRL is given these in place of the originals."""
-        return [self.wrap(func, weight, name) for func, weight, name in zip(rewards.funcs, rewards.weights, rewards.names)]
-
-    def wrap(self, func: Callable, weight: float = 1.0, name: str | None = None) -> Callable:
-        name = name or getattr(func, "__name__", None) or type(func).__name__
-        self.names.append(name)
-        self.weights.append(float(weight))
-
-        def recorded(completions, **kwargs):
-            scores = func(completions, **kwargs)
-            try:
-                self._record(name, completions, scores, kwargs)
-            except Exception as exc:  # logging must never break training
-                print(f"grpokit: could not record completions: {exc!r}")
-            return scores
-
-        recorded.__name__ = name
-        recorded.__qualname__ = name
-        recorded.__doc__ = func.__doc__
-        recorded.__wrapped__ = func
-        return recorded
-
-    def _record(self, name, completions, scores, kwargs) -> None:
-        key = id(completions)
-        if key != self._batch_key:
-            self._batch_key, self._scores = key, {}
-        self._scores[name] = list(scores)
-        if len(self._scores) < len(self.names) or not is_main_process():
+    def record(self, batch: ScoredBatch) -> None:
+        if not is_main_process():
             return
-        state = kwargs.get("trainer_state")
-        step = getattr(state, "global_step", None)
-        prompts = kwargs.get("prompts") or [None] * len(completions)
-        answers = kwargs.get("answer")
-        for i in range(min(self.per_batch, len(completions))):
-            row_scores = {n: self._scores[n][i] for n in self.names}
-            # TRL's total: rewards that returned None are left out, as TRL leaves them out.
-            [total] = weighted_totals({n: [_number(v)] for n, v in row_scores.items()}, self.weights, 1)
-            record = {
-                "step": None if step is None else step + 1,  # the step being trained
-                "stage": self.stage,
-                "prompt": prompt_text(prompts[i]) if prompts[i] is not None else None,
-                "completion": transcript(completions[i]),  # a tool trajectory in full
-                "answer": answers[i] if isinstance(answers, list) and i < len(answers) else None,
-                "scores": row_scores,
-                "reward": total,
-            }
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps({k: v for k, v in record.items()}, ensure_ascii=False, default=str) + "\n")
-        self._batch_key, self._scores = None, {}
+        columns = batch.columns
+        step = getattr(columns.get("trainer_state"), "global_step", None)
+        prompts = columns.get("prompts") or [None] * len(batch.completions)
+        answers = columns.get("answer")
+        with open(self.path, "a", encoding="utf-8") as fh:
+            for i in range(min(self.per_batch, len(batch.completions))):
+                record = {
+                    "step": None if step is None else step + 1,  # the step being trained
+                    "stage": self.stage,
+                    "prompt": prompt_text(prompts[i]) if prompts[i] is not None else None,
+                    "completion": transcript(batch.completions[i]),  # a tool trajectory in full
+                    "answer": answers[i] if isinstance(answers, list) and i < len(answers) else None,
+                    "scores": {name: values[i] for name, values in batch.scores.items()},
+                    "reward": batch.totals[i],  # TRL's total: rewards that returned None are left out
+                }
+                fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+
+
+class RewardStatsCallback(TrainerCallback):
+    """Adds the rewards' own numbers (None and error shares, timeouts, distinct completions, judge
+    latency: TrainerRewards.window) to every training log, whether or not health checks run,
+    so metrics.jsonl and the report have them. Runs before the health and metrics callbacks."""
+
+    def __init__(self, calls: TrainerRewards):
+        self.calls = calls
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.calls.start_window()
+        return control
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and is_train_log(logs):
+            logs.update(numeric(self.calls.window()))
+        return control
 
 
 class MetricsCallback(TrainerCallback):

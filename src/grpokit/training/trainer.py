@@ -1,9 +1,10 @@
-"""Build TRL's GRPOTrainer from a RunConfig and run its stages, one after another.
+"""Build grpokit's GRPOTrainer from a RunConfig and run its stages, one after another.
 
-Run directory (runs/<name>/): config.yaml (resolved), metrics.jsonl, completions.jsonl,
-checkpoints/checkpoint-N/ (or checkpoints/<stage>/checkpoint-N/ for multi-stage runs),
-and checkpoints[/<stage>]/final/ holding the weights (or LoRA adapter) a stage ends
-with; the next stage starts from it.
+Per stage: the GRPOConfig as config/profiles.py built it (complete; nothing is set on it
+here), the stage's RewardSet wrapped once for TRL (grpokit.rewards.trainer_rewards), the
+callbacks that write the run directory (grpokit.run_directory.layout names its files).
+checkpoints[/<stage>]/final/ holds the weights (or LoRA adapter) a stage ends with; the
+next stage starts from it.
 """
 from __future__ import annotations
 
@@ -16,26 +17,27 @@ from typing import Iterable
 
 from grpokit.training import checkpoints as ckpts
 from grpokit.config import profiles
-from grpokit.training.checkpointing_names import quiet_model_alias
+from grpokit.models.checkpointing_names import quiet_model_alias
 from grpokit.config.run_config import RunConfig, StageConfig, build_reward_set, dump_yaml
 from grpokit.data import zero_variance
 from grpokit.errors import ConfigError, RunError
-from grpokit.training.ranks import is_main_process
+from grpokit.run_directory.ranks import is_main_process
 from grpokit.tools.chat_template import prepare_tokenizer as prepare_tool_tokenizer
-from grpokit.tools.config import apply_to_args as apply_tools_to_args
 from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
 from grpokit.tools.timing import tool_time_callbacks
-from grpokit.training.callbacks import MetricsCallback, RewardRecorder, trim_metrics
+from grpokit.rewards.trainer_rewards import TrainerRewards
+from grpokit.run_directory import layout
+from grpokit.training.callbacks import MetricsCallback, RewardRecorder, RewardStatsCallback, trim_metrics
 
-FINAL = "final"
-DONE = "grpokit_stage_done.json"
+FINAL = layout.FINAL
+DONE = layout.STAGE_DONE
 
 
-def health_callbacks(cfg: RunConfig, run_dir: Path) -> list:
-    """The live health callback (grpokit.health.callback)."""
+def health_callbacks(cfg: RunConfig, run_dir: Path, calls: TrainerRewards | None = None) -> list:
+    """The live health callback (grpokit.health.callback), reading the reward wrapper's errors."""
     from grpokit.health.callback import HealthCallback
 
-    return [HealthCallback.from_config(cfg.health, run_dir)]  # ConfigError on a bad `health:` key
+    return [HealthCallback.from_config(cfg.health, run_dir, reward_calls=calls)]  # ConfigError on a bad `health:` key
 
 
 def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
@@ -52,7 +54,7 @@ def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path,
     temperature = cfg.eval.temperature if cfg.eval.temperature is not None else float(training["temperature"])
     return [HeldOutEvalCallback(
         rows, rewards.funcs, rewards.weights, every=cfg.eval.every, accuracy=accuracy_reward(specs, cfg.data.answer_format),
-        metrics_path=run_dir / "metrics.jsonl", stage=stage.name if stage is not None and cfg.stages else None,
+        metrics_path=run_dir / layout.METRICS, stage=stage.name if stage is not None and cfg.stages else None,
         samples=cfg.eval.samples, temperature=temperature, seed=cfg.data.seed,
         max_new_tokens=cfg.eval.max_new_tokens or int(training["max_completion_length"]),
         baseline=first, console=console, answer_format=cfg.data.answer_format)]
@@ -81,7 +83,7 @@ def _save_final(trainer, target: Path, step: int) -> None:
 
 
 def _load_for_stage(cfg: RunConfig, previous: Path | None):
-    from grpokit.training.models import load_model
+    from grpokit.models.loading import load_model
 
     dtype = profiles.model_dtype(cfg)
     backend = profiles.backend(cfg)
@@ -97,7 +99,7 @@ def _load_for_stage(cfg: RunConfig, previous: Path | None):
 
 def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
     run_dir = cfg.run_dir
-    started = (run_dir / "metrics.jsonl").exists() or (run_dir / "checkpoints").exists()
+    started = (run_dir / layout.METRICS).exists() or (run_dir / layout.CHECKPOINTS).exists()
     if resume and not started:
         raise ConfigError(f"--resume: {run_dir} holds no run to resume; drop --resume to start one")
     if started and not resume:
@@ -107,7 +109,7 @@ def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
         )
     run_dir.mkdir(parents=True, exist_ok=True)
     if is_main_process():
-        ckpts.atomic_write_text(run_dir / "config.yaml", dump_yaml(profiles.resolved_config(cfg)))
+        ckpts.atomic_write_text(run_dir / layout.CONFIG, dump_yaml(profiles.resolved_config(cfg)))
     return run_dir
 
 
@@ -166,34 +168,31 @@ def _warn_if_cpu_busy(console) -> None:
 
 def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch,
                response_prefix=None):
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
-    from trl import GRPOTrainer
+    from grpokit.training.grpo_trainer import GrpokitTrainer
 
     stage_name = stage.name if stage is not None and cfg.stages else None
-    args = profiles.build_grpo_config(cfg, stage)
-    recorder = RewardRecorder(run_dir / "completions.jsonl", stage_name, per_batch=per_batch)
-    funcs, weights = recorder.wrap_set(rewards), rewards.weights
-    args.reward_weights = weights
-    apply_tools_to_args(args, cfg.tools, cfg.environment)
+    args = profiles.build_grpo_config(cfg, stage)  # complete: nothing below sets a field on it
+    recorder = RewardRecorder(run_dir / layout.COMPLETIONS, stage_name, per_batch=per_batch)
+    # Online zero-variance filter (data.drop_zero_variance_after); None when unset.
+    dropper = zero_variance.filter_for(cfg, args.num_generations)
+    if dropper is not None:
+        train_set = zero_variance.with_row_ids(train_set)
+    # The one wrapper TRL calls: watchdog, completions.jsonl, the filter, the per-reward numbers.
+    calls = TrainerRewards(rewards, observers=[recorder.record] + ([dropper.observe_batch] if dropper else []))
 
     root = Path(args.output_dir)
     checkpoint = ckpts.latest_complete(root, remove_broken=is_main_process()) if resume else None
     if checkpoint is not None and is_main_process():
-        trim_metrics(run_dir / "metrics.jsonl", stage_name, ckpts.step_of(checkpoint))
+        trim_metrics(run_dir / layout.METRICS, stage_name, ckpts.step_of(checkpoint))
         if console is not None:
             console.print(f"resuming {stage_name or 'run'} from {checkpoint}")
     elif resume and is_main_process():
-        trim_metrics(run_dir / "metrics.jsonl", stage_name, 0)
+        trim_metrics(run_dir / layout.METRICS, stage_name, 0)
 
-    health = health_callbacks(cfg, run_dir)
-    for cb in health:
-        tracker = getattr(cb, "tracker", None)
-        if tracker is not None and hasattr(tracker, "wrap"):
-            funcs = list(tracker.wrap(funcs))  # None/error shares per reward, for the health rules
-
+    health = health_callbacks(cfg, run_dir, calls)
     model, tokenizer = _load_for_stage(cfg, previous)
     if response_prefix:
-        from grpokit.training.models import add_response_prefix
+        from grpokit.models.loading import add_response_prefix
 
         add_response_prefix(tokenizer, response_prefix)
     if cfg.tools:
@@ -203,29 +202,26 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
         model.enable_input_require_grads()
     held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None)
     use_eval = args.eval_strategy != "no" and eval_set is not None
-    # Online zero-variance filter (data.drop_zero_variance_after); a no-op when unset.
-    dropper, funcs, train_set = zero_variance.setup(cfg, args, funcs, weights, train_set)
-    trainer = GRPOTrainer(
+    trainer = GrpokitTrainer(
         model=model,
-        reward_funcs=funcs,
+        reward_funcs=calls.funcs,
         args=args,
+        zero_variance=dropper,
         train_dataset=train_set,
         eval_dataset=eval_set if use_eval else None,
         processing_class=tokenizer,
         **tool_trainer_kwargs(cfg.tools, cfg.environment),
         callbacks=[
             ckpts.CompleteMarkerCallback(),
-            # Health first: its tracker adds per-reward None/error shares to the logs MetricsCallback writes.
+            # The rewards' numbers first: they go into the logs the health rules read and MetricsCallback writes.
+            RewardStatsCallback(calls),
             *health,
             *tool_time_callbacks(cfg.tools),  # tools/seconds and tools/time_share, into the same logs
-            MetricsCallback(run_dir / "metrics.jsonl", stage_name, console, recorder.names),
+            MetricsCallback(run_dir / layout.METRICS, stage_name, console, calls.names),
             *held_out,
             *callbacks,
         ],
     )
-    zero_variance.attach(dropper, trainer)
-    for cb in (PrinterCallback, ProgressCallback):
-        trainer.remove_callback(cb)  # our progress line replaces them
     try:
         with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)

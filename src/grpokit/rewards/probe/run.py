@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 from grpokit.rewards.probe.battery import BATTERY, Probe
 from grpokit.rewards.answer_format import AnswerFormat
 from grpokit.rewards.probe.rows import ProbeRow, probe_row
+from grpokit.rewards.reward_set import unique_names, weighted_totals
 
 TOLERANCE = 1e-6
 # Graded rewards give crumbs to any text (fuzzy similarity 0.0004 for a ramble); an
@@ -70,10 +71,6 @@ class ProbeReport:
                 "checked": self.checked, "no_signal": self.no_signal}
 
 
-def _name(func: Callable) -> str:
-    return getattr(func, "__name__", None) or type(func).__name__
-
-
 def _batch_columns(row: ProbeRow, n: int, override: dict) -> dict[str, list]:
     columns = {**row.columns, **override}
     return {k: [v] * n for k, v in columns.items()}
@@ -93,7 +90,7 @@ class _Scorer:
 
     def __init__(self, funcs: Sequence[Callable], weights: Sequence[float], conversational: bool):
         self.funcs, self.weights, self.conversational = list(funcs), list(weights), conversational
-        self.names = _unique([_name(f) for f in funcs])
+        self.names = unique_names(funcs)  # the names a run logs them under
         self.errors: dict[str, str] = {}
 
     def __call__(self, row: ProbeRow, completions: list[str], override: dict | None = None) -> dict[str, list]:
@@ -105,22 +102,8 @@ class _Scorer:
                 self.errors.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
                 scores[name] = [None] * len(completions)
         if len(self.funcs) > 1:
-            scores[TOTAL] = [_total([scores[n][i] for n in self.names], self.weights) for i in range(len(completions))]
+            scores[TOTAL] = weighted_totals({n: scores[n] for n in self.names}, self.weights, len(completions))
         return scores
-
-
-def _total(values: list[float | None], weights: list[float]) -> float | None:
-    scored = [(w, v) for w, v in zip(weights, values) if v is not None]
-    return sum(w * v for w, v in scored) if scored else None
-
-
-def _unique(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
-    return out
 
 
 def ceiling(probe: Probe, honest: float | None, wrong: float) -> float:

@@ -1,4 +1,4 @@
-"""`eval:` in the run config: held-out evaluation during training (see evaluate/during.py)."""
+"""`eval:` in the run config: held-out evaluation during training (see grpokit.evaluate.during)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,7 +5,7 @@ import pytest
 from typer.testing import CliRunner
 
 from grpokit.cli import app
-from grpokit.training.ranks import is_main_process, rank
+from grpokit.run_directory.ranks import is_main_process, rank
 
 # A config that loads (rewards from the built-in registry, no model is loaded by --dry-run).
 CONFIG = "name: r\nrewards: [{name: numeric_match}]\ntraining: {num_generations: 4, per_device_train_batch_size: 4}\n"

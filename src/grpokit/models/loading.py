@@ -20,7 +20,7 @@ from typing import Any
 from grpokit import optional
 from grpokit.bundled import ensure_bundled
 from grpokit.errors import ConfigError, RunError
-from grpokit.training.checkpointing_names import quiet_model_alias
+from grpokit.models.checkpointing_names import quiet_model_alias
 
 def _torch_dtype(dtype: str):
     import torch

@@ -12,6 +12,8 @@ import random
 from pathlib import Path
 from typing import Any, Callable
 
+from grpokit.run_directory import layout
+
 MAX_COMPLETION_LENGTH = 128
 REWARD_NAMES = ("incremental_format", "numeric_match")
 
@@ -208,7 +210,7 @@ def write_run(run_dir: str | Path, scenario: str = "healthy", steps: int = 60, s
     """
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(
+    (run_dir / layout.CONFIG).write_text(
         "name: synthetic-" + scenario + "\n"
         "model:\n  name: bundled:smollm2-135m-instruct\n"
         "data:\n  source: synthetic:arithmetic\n"
@@ -222,7 +224,7 @@ def write_run(run_dir: str | Path, scenario: str = "healthy", steps: int = 60, s
     text = "\n".join(lines) + "\n"
     if partial_last_line:
         text += lines[-1][: len(lines[-1]) // 2]  # a writer caught mid-line
-    (run_dir / "metrics.jsonl").write_text(text, encoding="utf-8")
+    (run_dir / layout.METRICS).write_text(text, encoding="utf-8")
     rng = random.Random(seed)
     samples = []
     for step in (10, steps // 2, steps):
@@ -238,8 +240,8 @@ def write_run(run_dir: str | Path, scenario: str = "healthy", steps: int = 60, s
                 "rewards": {"incremental_format": 1.0, "numeric_match": 1.0 if good else 0.0},
                 "reward": 0.5 + (2.0 if good else 0.0),
             })
-    (run_dir / "completions.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
-    (run_dir / "eval.json").write_text(json.dumps({
+    (run_dir / layout.COMPLETIONS).write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    (run_dir / layout.EVAL).write_text(json.dumps({
         "before": {"reward": 0.61, "rewards/numeric_match/mean": 0.18, "accuracy": 0.18},
         "after": {"reward": 1.52, "rewards/numeric_match/mean": 0.57, "accuracy": 0.57},
         "num_prompts": 50,
