@@ -359,9 +359,12 @@ FIRST_LINE = [
     (" 47 + 38 = 85", "85", 1.0),  # the sum restated before the result: the result is read
     (" 85", "85", 1.0),  # the result alone
     ("\n\n 85 apples\n 12", "85", 1.0),  # blank lines skipped; later lines not read
-    (" 47 + 38", "85", 0.0),  # the sum with no result: its last number (38) is wrong
+    (" 47 + 38", "85", 0.0),  # the sum with no result: its first number (47) is read, and wrong
     (" 12\n85", "85", 0.0),  # a second line does not count
-    (" 47 + 38 = 84. No, 85", "85", 1.0),  # the line's last number is its answer
+    (" 85 (addition of 47 and 38).", "85", 1.0),  # a result that leads, then the operands
+    (" The sum of 47 and 38 is 85.", "85", 1.0),  # "is" introduces the result
+    (" 47 plus 38 equals 84, or 85", "85", 0.0),  # the first number after the result mark is the answer
+    (" 47 + 38 = 114\nThis is 85", "85", 0.0),  # a wrong result; the next line is not read
     ("", "85", 0.0),  # nothing written
 ]
 

@@ -193,9 +193,11 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
     - `take` (default `final`): `first` reads the first number of the
       completion instead, for prompts that end where the answer goes
       (`... 47 + 38 =`): what the model writes after its answer is not read.
-      `line` reads the last number of the first non-blank line, for prompts
+      `line` reads the result on the first non-blank line: the first number
+      after its last `=`, `equals` or `is`, else its first number. For prompts
       that stop at `Answer:`, where a model may restate the sum before its
-      result (`47 + 38 = 85`) or give the result alone (`85`).
+      result (`47 + 38 = 85`, `the sum of 47 and 38 is 85`) or lead with it
+      (`85 (47 plus 38)`).
     - `answer_format`: which tag holds the answer, as for `exact_match`.
 
     Reads the `answer` column (or `column`): a number, `42`, `$1,000`, or a
@@ -215,6 +217,8 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
 
 
 _TAKES = ("final", "first", "line")
+# What introduces a result on one line: "47 + 38 = 85", "47 plus 38 equals 85", "the sum is 85".
+_RESULT_MARK = re.compile(r"=|\bequals\b|\bis\b", re.IGNORECASE)
 
 
 def _check_take(reward: str, take: Any) -> None:
@@ -234,8 +238,9 @@ def _found_number(text: str, take: str, fmt: AnswerFormat = DEFAULT):
         return found[0] if found else None
     if take == "line":
         line = next((line for line in text[:2000].splitlines() if line.strip()), "")
-        found = _numbers.numbers_in(_numbers.normalise(line))
-        return found[-1] if found else None
+        result = _RESULT_MARK.split(line)[-1]
+        found = _numbers.numbers_in(_numbers.normalise(result)) or _numbers.numbers_in(_numbers.normalise(line))
+        return found[0] if found else None
     return _numbers.answer_values(text, fmt=fmt)
 
 
