@@ -38,6 +38,13 @@ def variants(pairs: list[tuple[int, int]]) -> dict[str, dict]:
                             "prefix": "<answer>", "take": "final", "tokens": 16},
         "text_continuation": {"rows": [{"prompt": f"Question: What is {a} + {b}?\nAnswer: {a} + {b} =", "answer": str(a + b)}
                                        for a, b in pairs], "prefix": None, "take": "first", "tokens": 6},
+        # The shapes that do not restate the sum (issue: the demo must learn addition, not a template).
+        "text_open": {"rows": [{"prompt": f"Question: What is {a} + {b}?\nAnswer:", "answer": str(a + b)} for a, b in pairs],
+                      "prefix": None, "take": "line", "tokens": 12},
+        "bare_line": {"rows": [{"prompt": f"{a} + {b} =", "answer": str(a + b)} for a, b in pairs],
+                      "prefix": None, "take": "first", "tokens": 6},
+        "chat_question_line": {"rows": [{"prompt": chat(None, a, b), "answer": str(a + b)} for a, b in pairs],
+                               "prefix": None, "take": "line", "tokens": 24},
     }
 
 
@@ -45,6 +52,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--prompts", type=int, default=16)
     parser.add_argument("--samples", type=int, default=8)
+    parser.add_argument("--only", default="", help="comma-separated variant names (default: all)")
+    parser.add_argument("--output", default=str(RESULTS / "base_rates.json"))
     opts = parser.parse_args()
     from grpokit.config.run_config import ModelConfig
     from grpokit.evaluate.calibrate import calibrate
@@ -56,7 +65,10 @@ def main() -> None:
     out = {"command": f"python -m benchmarks.base_rates --prompts {opts.prompts} --samples {opts.samples}",
            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
            "model": "bundled:smollm2-135m-instruct", "temperature": 1.0, "num_generations": 8, "variants": {}}
+    chosen = [n for n in opts.only.split(",") if n]
     for name, spec in variants(pairs).items():
+        if chosen and name not in chosen:
+            continue
         model, tok = load_model(ModelConfig(lora=None), dtype="float32", trainable=False)
         if spec["prefix"]:
             add_response_prefix(tok, spec["prefix"])
@@ -71,8 +83,8 @@ def main() -> None:
             "max_new_tokens": spec["tokens"], "seconds": round(time.time() - started, 1),
         }
         print(name, {k: round(v, 3) if isinstance(v, float) else v for k, v in out["variants"][name].items()}, flush=True)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "base_rates.json").write_text(json.dumps(out, indent=2), encoding="utf-8")
+    Path(opts.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(opts.output).write_text(json.dumps(out, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

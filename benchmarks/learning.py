@@ -5,13 +5,22 @@
 Trains the demo recipe (`staged`: format, then correctness) and the same rewards in one
 stage (`single`), same step budget, each with every seed, one training per subprocess.
 Then samples one completion per prompt (temperature 1, as in training) from the base
-model and from every trained adapter on three held-out sets, none of whose sums were
-trained on:
+model and from every trained adapter on held-out sets, none of whose sums were trained on.
+Three of them end with the sum restated (`Answer: 47 + 38 =`), the shape the demo trains on,
+so they show the skill on that shape only:
 
-- `held_out`: the demo's own held-out split (same wording, two-digit numbers);
+- `held_out`: the demo's own held-out split (its training wording, two-digit numbers);
 - `reworded`: the same kind of sums asked in other words (word problems, "add",
-  "plus", "the sum of"), never seen in training;
-- `three_digit`: other wordings and three-digit numbers, a range never trained on.
+  "plus", "the sum of"), the sum restated;
+- `three_digit`: other wordings and three-digit numbers, the sum restated.
+
+Three do not restate the sum, so a gain there is addition carried to a new shape:
+
+- `open_reworded`: other wordings, the prompt stops at `Answer:`: the model must find
+  the numbers in the question (scored on the first line's last number, 16 tokens);
+- `chat`: the same kind of question as a chat message through the chat template
+  (first line's last number, 16 tokens);
+- `bare`: a bare `47 + 38 =` line with no question (first number).
 
 For each set: accuracy with a Wilson 95% interval, and the gain over the base model with
 a two-proportion z-test. Writes benchmarks/results/learning.json after every run, so a
@@ -32,15 +41,28 @@ from benchmarks.stats import one_sided_p, two_proportion_test, wilson
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
+# name -> what the set asks, its source (None: the demo's own held-out split), how the answer is
+# read, its token budget (None: the recipe's), and whether it is asked as a chat message.
 SETS = {
-    "held_out": "the demo's held-out split: same wording as training, two-digit numbers",
-    "reworded": "two-digit sums in wordings never trained on (word problems, 'add', 'plus', 'the sum of')",
-    "three_digit": "three-digit sums (a range never trained on) in wordings never trained on",
+    "held_out": {"about": "restates the sum: the demo's held-out split, its training wording, two-digit numbers",
+                 "source": None, "take": "first", "tokens": None, "chat": False},
+    "reworded": {"about": "restates the sum: two-digit sums in wordings never trained on (word problems, 'add', 'plus')",
+                 "source": "synthetic:addition?wording=varied&digits=2&n={n}&seed=1001", "take": "first", "tokens": None,
+                 "chat": False},
+    "three_digit": {"about": "restates the sum: three-digit sums (a range never trained on) in other wordings",
+                    "source": "synthetic:addition?wording=varied&digits=3&n={n}&seed=1002", "take": "first",
+                    "tokens": None, "chat": False},
+    "open_reworded": {"about": "does not restate the sum: other wordings, the prompt stops at 'Answer:'",
+                      "source": "synthetic:addition?wording=varied&digits=2&shape=open&n={n}&seed=1003", "take": "line",
+                      "tokens": 16, "chat": False},
+    "chat": {"about": "does not restate the sum: other wordings as a chat message, through the chat template",
+             "source": "synthetic:addition?wording=varied&digits=2&shape=open&n={n}&seed=1004", "take": "line",
+             "tokens": 16, "chat": True},
+    "bare": {"about": "does not restate a question: a bare 'a + b =' line",
+             "source": "synthetic:addition?digits=2&shape=bare&n={n}&seed=1005", "take": "first", "tokens": None,
+             "chat": False},
 }
-SET_SOURCES = {
-    "reworded": "synthetic:addition?wording=varied&digits=2&n={n}&seed=1001",
-    "three_digit": "synthetic:addition?wording=varied&digits=3&n={n}&seed=1002",
-}
+RESTATED = ("held_out", "reworded", "three_digit")
 
 
 def train_one(arm: str, seed: int, steps: int, out: Path) -> dict:
@@ -50,8 +72,8 @@ def train_one(arm: str, seed: int, steps: int, out: Path) -> dict:
     return run_demo(steps=steps, output_dir=str(out), evaluate=False, seed=seed, staged=(arm == "staged"))
 
 
-def held_out_sets(n: int) -> dict[str, list[dict]]:
-    """The three evaluation sets as training rows, with every sum seen in training removed."""
+def held_out_sets(n: int, names: list[str] | None = None) -> dict[str, list[dict]]:
+    """The evaluation sets as rows, with every sum seen in training removed."""
     import dataclasses
 
     from grpokit.data import load_data
@@ -60,13 +82,17 @@ def held_out_sets(n: int) -> dict[str, list[dict]]:
     cfg = demo_config()
     train_set, eval_set = load_data(cfg.data)
     trained = {_sum_of(row) for row in train_set}
-    sets = {"held_out": [dict(r) for r in eval_set]}
-    for name, source in SET_SOURCES.items():
-        # 2n rows, so n remain after dropping sums that training saw.
-        data = dataclasses.replace(cfg.data, source=source.format(n=2 * n), eval_size=0)
-        sets[name] = [dict(r) for r in load_data(data)[0]]
     out = {}
-    for name, rows in sets.items():
+    for name in names or list(SETS):
+        spec = SETS[name]
+        if spec["source"] is None:
+            rows = [dict(r) for r in eval_set]
+        else:
+            # 2n rows, so n remain after dropping sums that training saw.
+            data = dataclasses.replace(cfg.data, source=spec["source"].format(n=2 * n), eval_size=0)
+            rows = [dict(r) for r in load_data(data)[0]]
+        if spec["chat"]:
+            rows = [{**r, "prompt": [{"role": "user", "content": _question_of(r["prompt"])}]} for r in rows]
         kept = [r for r in rows if _sum_of(r) not in trained]
         if len(kept) < n:
             raise SystemExit(f"{name}: only {len(kept)} prompts left after removing trained sums; lower --prompts")
@@ -74,39 +100,54 @@ def held_out_sets(n: int) -> dict[str, list[dict]]:
     return out
 
 
-def _sum_of(row: dict) -> str:
-    """The sum a prompt asks for ("47 + 38"): every prompt ends with "Answer: 47 + 38 =", whatever its wording."""
-    return row["prompt"].rsplit("Answer:", 1)[1].strip().rstrip("=").strip()
+def _prompt_text(row: dict) -> str:
+    prompt = row["prompt"]
+    return prompt if isinstance(prompt, str) else " ".join(m["content"] for m in prompt)
 
 
-def accuracy_on(model, tok, rows: list[dict], seed: int) -> dict:
+def _sum_of(row: dict) -> tuple[int, int]:
+    """The two numbers a prompt adds, in order, whatever its shape or wording ("add 38 to 47" = "47 + 38")."""
+    import re
+
+    numbers = [int(x) for x in re.findall(r"\d+", _prompt_text(row))[:2]]
+    return tuple(sorted(numbers))
+
+
+def _question_of(prompt: str) -> str:
+    """'Question: What is 47 + 38?\\nAnswer:' -> 'What is 47 + 38?' (the chat message)."""
+    return prompt.removeprefix("Question: ").rsplit("\nAnswer:", 1)[0].strip()
+
+
+def accuracy_on(model, tok, rows: list[dict], seed: int, spec: dict) -> dict:
+    from grpokit.config.run_config import build_reward_set
     from grpokit.demo import demo_config
     from grpokit.evaluate import evaluate
-    from grpokit.evaluate.during import accuracy_reward
-    from grpokit.config.run_config import build_reward_set
+    from grpokit.rewards import get
 
     cfg = demo_config()
     rewards = build_reward_set(cfg)
-    result = evaluate(model, tok, rows, rewards.funcs, rewards.weights, k=1, accuracy=accuracy_reward(cfg.rewards),
-                      max_new_tokens=int(cfg.training["max_completion_length"]),
+    # One reading per set, the same for the base model and every adapter.
+    accuracy = get("numeric_match", take=spec["take"])
+    result = evaluate(model, tok, rows, rewards.funcs, rewards.weights, k=1, accuracy=accuracy,
+                      max_new_tokens=int(spec["tokens"] or cfg.training["max_completion_length"]),
                       temperature=float(cfg.training["temperature"]), batch_size=50, seed=seed)
     n = result["prompts"]
     correct = round(result["accuracy"] * n)
     low, high = wilson(correct, n)
-    return {"accuracy": correct / n, "correct": correct, "n": n, "ci95": [low, high],
+    return {"accuracy": correct / n, "correct": correct, "n": n, "ci95": [low, high], "answer_read": spec["take"],
             "format_rate_bare_number": result["rewards"].get("regex_format"), "mean_length": result["mean_length"],
             "seconds": result["seconds"]}
 
 
 def evaluate_model(adapter: str | None, sets: dict[str, list[dict]], seed: int) -> dict:
+    from grpokit.config.profiles import model_dtype
     from grpokit.demo import demo_config
     from grpokit.models.loading import load_model
-    from grpokit.config.profiles import model_dtype
 
     cfg = demo_config()
     model, tok = load_model(cfg.model, dtype=model_dtype(cfg), adapter=adapter, trainable=False)
     model.eval()
-    return {name: accuracy_on(model, tok, rows, seed) for name, rows in sets.items()}
+    return {name: accuracy_on(model, tok, rows, seed, SETS[name]) for name, rows in sets.items()}
 
 
 def gain(before: dict, after: dict) -> dict:
@@ -122,7 +163,7 @@ def summarise(result: dict) -> dict:
         if not runs:
             continue
         per_set = {}
-        for name in SETS:
+        for name in runs[0]["after"]:
             gains = [r["after"][name]["gain"] for r in runs]
             per_set[name] = {
                 "seeds": len(runs),
@@ -133,13 +174,16 @@ def summarise(result: dict) -> dict:
                                                         for g, r in zip(gains, runs)),
                 "every_seed_gain_p_below_0.05": all(r["after"][name]["gain"] > 0 and r["after"][name]["p_one_sided"] < 0.05
                                                     for r in runs),
+                # Worse than the base model with p < 0.05 (the one-sided test the other way).
+                "seeds_worse_p_below_0.05": sum(1 for r in runs if r["after"][name]["gain"] < 0
+                                                and 1 - r["after"][name]["p_one_sided"] < 0.05),
             }
         out[arm] = per_set
     arms = list(out)
     if len(arms) == 2:
         a, b = arms
         out["comparison"] = {name: {f"{a}_minus_{b}_mean_gain": out[a][name]["mean_gain"] - out[b][name]["mean_gain"]}
-                             for name in SETS}
+                             for name in out[a]}
     return out
 
 
@@ -149,6 +193,7 @@ def main() -> None:
     parser.add_argument("--arms", default="staged,single")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--prompts", type=int, default=200)
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated held-out sets (default: all)")
     parser.add_argument("--output", default=str(RESULTS / "learning.json"))
     parser.add_argument("--train-one", nargs=3, metavar=("ARM", "SEED", "OUT"), help=argparse.SUPPRESS)
     opts = parser.parse_args()
@@ -166,7 +211,7 @@ def main() -> None:
         "command": " ".join(["python -m benchmarks.learning", *sys.argv[1:]]),
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "machine": {"cpu": platform.processor() or platform.machine(), "note": "shared 2-core CPU"},
-        "steps": opts.steps, "seeds": seeds, "arms": arms, "sets": SETS, "prompts_per_set": opts.prompts,
+        "steps": opts.steps, "seeds": seeds, "arms": arms, "sets": {name: SETS[name]["about"] for name in opts.sets.split(",")}, "prompts_per_set": opts.prompts,
         "sampling": "one completion per prompt, temperature 1 (the training temperature), same seed for every model",
         "runs": [],
     }
@@ -177,7 +222,7 @@ def main() -> None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(json.dumps(result, indent=2), encoding="utf-8")
 
-    sets = held_out_sets(opts.prompts)
+    sets = held_out_sets(opts.prompts, opts.sets.split(","))
     started = time.time()
     result["base"] = evaluate_model(None, sets, eval_seed)
     print("base:", {k: round(v["accuracy"], 3) for k, v in result["base"].items()}, flush=True)

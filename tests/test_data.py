@@ -404,6 +404,27 @@ def test_synthetic_addition_prompts_end_where_the_answer_goes():
     assert synthetic.generate("addition", (("n", "50"),), 3) == plain
 
 
+def test_synthetic_addition_shapes_say_less_than_the_sum():
+    from grpokit.data import synthetic
+
+    params = (("n", "60"), ("wording", "varied"))
+    restated = synthetic.generate("addition", params, 5)
+    opened = synthetic.generate("addition", params + (("shape", "open"),), 5)
+    bare = synthetic.generate("addition", params + (("shape", "bare"),), 5)
+    # Same seed, same sums and wordings; only where the prompt stops differs.
+    assert [r["expression"] for r in opened] == [r["expression"] for r in restated] == [r["expression"] for r in bare]
+    for r, o, b in zip(restated, opened, bare):
+        assert o["question"] == r["question"].rsplit(" ", 4)[0] and o["question"].endswith("\nAnswer:")
+        assert r["expression"] not in o["question"].split("\n")[1]  # the answer line gives nothing away
+        assert b["question"] == f"{r['expression']} ="
+    mixed = synthetic.generate("addition", (("n", "300"), ("shape", "mixed")), 5)
+    kinds = {"open" if r["question"].endswith("Answer:") else "bare" if "\n" not in r["question"] else "restated"
+             for r in mixed}
+    assert kinds == {"open", "bare", "restated"}
+    with pytest.raises(ConfigError, match="shape='chat': use one of restated, open, bare, mixed"):
+        load_data(DataConfig(source="synthetic:addition?shape=chat"))
+
+
 def test_synthetic_addition_loads_as_plain_text_prompts():
     cfg = DataConfig(source="synthetic:addition?n=20", conversational=False, system_prompt=None, eval_size=5)
     train_set, eval_set = load_data(cfg)

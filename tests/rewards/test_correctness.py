@@ -354,6 +354,26 @@ def test_numeric_match_first_number(completion, gold, expected):
     assert score("numeric_match", completion, gold, take="first") == expected
 
 
+FIRST_LINE = [
+    # (completion, gold, expected) for numeric_match(take="line"): prompts that stop at "Answer:"
+    (" 47 + 38 = 85", "85", 1.0),  # the sum restated before the result: the result is read
+    (" 85", "85", 1.0),  # the result alone
+    ("\n\n 85 apples\n 12", "85", 1.0),  # blank lines skipped; later lines not read
+    (" 47 + 38", "85", 0.0),  # the sum with no result: its first number (47) is read, and wrong
+    (" 12\n85", "85", 0.0),  # a second line does not count
+    (" 85 (addition of 47 and 38).", "85", 1.0),  # a result that leads, then the operands
+    (" The sum of 47 and 38 is 85.", "85", 1.0),  # "is" introduces the result
+    (" 47 plus 38 equals 84, or 85", "85", 0.0),  # the first number after the result mark is the answer
+    (" 47 + 38 = 114\nThis is 85", "85", 0.0),  # a wrong result; the next line is not read
+    ("", "85", 0.0),  # nothing written
+]
+
+
+@pytest.mark.parametrize("completion,gold,expected", FIRST_LINE)
+def test_numeric_match_first_line(completion, gold, expected):
+    assert score("numeric_match", completion, gold, take="line") == expected
+
+
 CLOSENESS = [
     # (completion, gold, params, expected)
     ("The answer is 85", "85", {}, 1.0),  # exact: full marks
@@ -377,7 +397,7 @@ def test_numeric_closeness(completion, gold, params, expected):
 @pytest.mark.parametrize(
     "name, params, message",
     [
-        ("numeric_match", {"take": "last"}, "take must be 'final'"),  # only the two documented readings
+        ("numeric_match", {"take": "last"}, "take must be 'final'"),  # only the three documented readings
         ("numeric_closeness", {"tolerance": 0}, "tolerance must be a positive number"),
         ("numeric_closeness", {"max_partial": 1.0}, "max_partial must be at least 0 and below 1"),  # wrong = right otherwise
     ],

@@ -15,6 +15,17 @@ prefilled: 2%).
 `wording=varied` asks the same sums in other words (word problems, "add",
 "plus", "the sum of"), to test whether what training taught carries over to
 phrasings it never saw; `digits` sets the operand range (1-4 digits).
+
+`shape` sets where the prompt stops, since a model that only learned to finish
+"47 + 38 =" has learned a template, not addition:
+
+- `restated` (default): the question, then `Answer: 47 + 38 =`;
+- `open`: the question, then `Answer:`; the model must find the numbers itself;
+- `bare`: the line `47 + 38 =` alone, no question;
+- `mixed`: each row one of the three, drawn at random.
+
+Every row keeps `expression` ("47 + 38"), so held-out sets can drop sums seen in training
+whatever their shape.
 """
 from __future__ import annotations
 
@@ -30,6 +41,15 @@ VARIED = (
     "A box holds {a} {item}. Another holds {b}. How many {item} are there in all?",
 )
 WORDINGS = {"plain": PLAIN, "varied": VARIED}
+SHAPES = ("restated", "open", "bare", "mixed")
+
+
+def _prompt(question: str, a: int, b: int, shape: str) -> str:
+    if shape == "open":
+        return f"Question: {question}\nAnswer:"
+    if shape == "bare":
+        return f"{a} + {b} ="
+    return f"Question: {question}\nAnswer: {a} + {b} ="
 
 
 def operand_range(digits: int) -> tuple[int, int]:
@@ -37,13 +57,15 @@ def operand_range(digits: int) -> tuple[int, int]:
     return (1 if digits == 1 else 10 ** (digits - 1)), 10**digits - 1
 
 
-def generate(rng: random.Random, n: int, digits: int, wording: str, names: list[str], items: list[str]) -> list[dict]:
+def generate(rng: random.Random, n: int, digits: int, wording: str, names: list[str], items: list[str],
+             shape: str = "restated") -> list[dict]:
     low, high = operand_range(digits)
     templates = WORDINGS[wording]
     rows = []
     for _ in range(n):
         a, b = rng.randint(low, high), rng.randint(low, high)
         question = rng.choice(templates).format(a=a, b=b, name=rng.choice(names), item=rng.choice(items))
-        rows.append({"question": f"Question: {question}\nAnswer: {a} + {b} =", "answer": str(a + b),
+        row_shape = rng.choice(SHAPES[:3]) if shape == "mixed" else shape
+        rows.append({"question": _prompt(question, a, b, row_shape), "answer": str(a + b),
                      "expression": f"{a} + {b}"})
     return rows

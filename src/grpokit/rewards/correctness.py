@@ -193,6 +193,11 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
     - `take` (default `final`): `first` reads the first number of the
       completion instead, for prompts that end where the answer goes
       (`... 47 + 38 =`): what the model writes after its answer is not read.
+      `line` reads the result on the first non-blank line: the first number
+      after its last `=`, `equals` or `is`, else its first number. For prompts
+      that stop at `Answer:`, where a model may restate the sum before its
+      result (`47 + 38 = 85`, `the sum of 47 and 38 is 85`) or lead with it
+      (`85 (47 plus 38)`).
     - `answer_format`: which tag holds the answer, as for `exact_match`.
 
     Reads the `answer` column (or `column`): a number, `42`, `$1,000`, or a
@@ -211,12 +216,15 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
                       fmt=_format("numeric_match", answer_format))
 
 
-_TAKES = ("final", "first")
+_TAKES = ("final", "first", "line")
+# What introduces a result on one line: "47 + 38 = 85", "47 plus 38 equals 85", "the sum is 85".
+_RESULT_MARK = re.compile(r"=|\bequals\b|\bis\b", re.IGNORECASE)
 
 
 def _check_take(reward: str, take: Any) -> None:
     if take not in _TAKES:
-        raise RewardConfigError(f"{reward}: take must be 'final' (the committed answer) or 'first' (the first number), got {take!r}")
+        raise RewardConfigError(f"{reward}: take must be 'final' (the committed answer), 'first' (the first number) "
+                                f"or 'line' (the last number of the first line), got {take!r}")
 
 
 def _gold_numbers(gold: Any) -> list:
@@ -227,6 +235,11 @@ def _gold_numbers(gold: Any) -> list:
 def _found_number(text: str, take: str, fmt: AnswerFormat = DEFAULT):
     if take == "first":
         found = _numbers.numbers_in(_numbers.normalise(text[:2000]))
+        return found[0] if found else None
+    if take == "line":
+        line = next((line for line in text[:2000].splitlines() if line.strip()), "")
+        result = _RESULT_MARK.split(line)[-1]
+        found = _numbers.numbers_in(_numbers.normalise(result)) or _numbers.numbers_in(_numbers.normalise(line))
         return found[0] if found else None
     return _numbers.answer_values(text, fmt=fmt)
 
@@ -265,7 +278,7 @@ def numeric_closeness(tolerance: float = 0.2, max_partial: float = 0.5, column: 
 
     - `tolerance` (default 0.2): the relative error at which credit reaches 0.
     - `max_partial` (default 0.5): the most a wrong answer can earn (< 1).
-    - `take`: `final` (default) or `first`, read as in `numeric_match`.
+    - `take`: `final` (default), `first` or `line`, read as in `numeric_match`.
     - `answer_format`: which tag holds the answer, as for `exact_match`.
 
     The number is found as in `numeric_match`. Reads the `answer` column (or
