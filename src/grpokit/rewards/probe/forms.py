@@ -33,6 +33,14 @@ def tagged_form(fmt: AnswerFormat) -> Form:
     return Form(f"<{fmt.answer_tag}> tag", fmt.wrap, REASONING)
 
 
+def compact_tagged_form(fmt: AnswerFormat) -> Form:
+    """The answer format's blocks without the working or line breaks: what a tight budget allows."""
+    def compose(answer: str, reasoning: str) -> str:
+        think = f"<{fmt.reasoning_tag}>{reasoning}</{fmt.reasoning_tag}>\n" if fmt.reasoning_tag else ""
+        return f"{think}<{fmt.answer_tag}>{answer}</{fmt.answer_tag}>"
+    return Form(f"<{fmt.answer_tag}> tag, no working", compose)
+
+
 def _bare(lead: str) -> Callable[[str, str], str]:
     def compose(answer: str, reasoning: str) -> str:
         # Any reasoning goes before the answer: the answer is what the completion ends on.
@@ -48,7 +56,7 @@ def bare_form(prompt: object) -> Form:
 
 def forms(fmt: AnswerFormat, prompt: object) -> list[Form]:
     """The candidate forms, the preferred first (it wins ties)."""
-    return [tagged_form(fmt), bare_form(prompt)]
+    return [tagged_form(fmt), compact_tagged_form(fmt), bare_form(prompt)]
 
 
 def choose(candidates: Sequence[Form], honest_scores: Sequence[float | None]) -> Form:

@@ -24,7 +24,7 @@ from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
 from grpokit.rewards.probe.forms import REASONING, Form, tagged_form
 
 # Columns a row may carry a worked, correct solution in (code data sets).
-SOLUTION_COLUMNS = ("solution", "canonical_solution", "reference_solution")
+SOLUTION_COLUMNS = ("solution", "canonical_solution", "reference_solution", "code")  # code: MBPP
 
 
 def tagged(answer: str, reasoning: str = REASONING, fmt: AnswerFormat = DEFAULT) -> str:
@@ -92,10 +92,20 @@ def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> P
     reference = columns.get("reference")
     if isinstance(reference, str) and reference.strip():
         probe.honest = reference.strip()
-        probe.wrong = "This text is about something else entirely, and it says nothing of what was asked."
+        probe.wrong = off_topic(len(probe.honest.split()))
         return probe
     probe.wrong = tagged("I do not know.", fmt=fmt)
     return probe
+
+
+OFF_TOPIC = "This text is about something else entirely, and it says nothing of what was asked."
+
+
+def off_topic(words: int) -> str:
+    """A wrong free-text answer of `words` words: as long as the reference, so a length reward pays
+    it like the reference and only content separates them."""
+    pool = OFF_TOPIC.split()
+    return " ".join(pool[i % len(pool)] for i in range(max(words, 1)))
 
 
 def wrong_answer_for(gold: str, letters: str = "") -> str:
