@@ -145,9 +145,11 @@ def test_probe_catches_planted_exploit(reward, rows, probe):
     assert exploit.score > exploit.limit and exploit.fix and reward.__name__ in str(exploit)
 
 
-# The judge presets score through a judge server; their probe needs one (tests/rewards/test_judge_server.py).
-@pytest.mark.parametrize("name", [p for p in presets() if not p.endswith("_judge")])
+@pytest.mark.parametrize("name", presets())
 def test_every_builtin_preset_passes(name):
+    if name.endswith("_judge"):
+        pytest.skip(f"{name} scores through a judge server; tests/rewards/test_judge_injection_server.py "
+                    "probes a judge against the local one")
     funcs, weights = preset(name)
     report = probe_rewards(funcs, PRESET_ROWS[name], weights)
     assert report.ok, "\n".join(str(e) for e in report.worst())

@@ -3,9 +3,11 @@
 A policy cannot produce a completion longer than `max_completion_length` tokens
 (the trainer cuts it there), so an exploit that needs more is no threat to that
 run: the probe leaves it out and says so. Token counts come from the run's
-tokenizer (the `tokenizers` library on a local tokenizer.json, else
-transformers); where neither can load it (a hub model, offline), they are
-estimated from the text, and the report says that too.
+tokenizer: its tokenizer.json (a bundled model, a local folder, or the Hugging
+Face cache) read with the `tokenizers` library, so the reward library needs
+neither transformers nor torch. Where there is no such file on the machine
+(a hub model never downloaded here), counts are estimated from the text, and
+the report says so.
 """
 from __future__ import annotations
 
@@ -51,38 +53,43 @@ def estimated(tokens: int) -> TokenBudget:
 
 
 def of_tokenizer(tokens: int, tokenizer: Any, name: str) -> TokenBudget:
-    """A budget counted by a `tokenizers.Tokenizer` or a transformers tokenizer."""
-    if hasattr(tokenizer, "encode") and hasattr(tokenizer, "decode") and hasattr(tokenizer, "get_vocab_size"):
-        def count(text: str) -> int:  # tokenizers.Tokenizer
-            return len(tokenizer.encode(text, add_special_tokens=False).ids)
+    """A budget counted by a `tokenizers.Tokenizer`."""
+    def count(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
 
-        def cut(text: str, n: int) -> str:
-            return tokenizer.decode(tokenizer.encode(text, add_special_tokens=False).ids[:n])
-    else:
-        def count(text: str) -> int:  # transformers
-            return len(tokenizer.encode(text, add_special_tokens=False))
+    def cut(text: str, n: int) -> str:
+        return tokenizer.decode(tokenizer.encode(text, add_special_tokens=False).ids[:n])
 
-        def cut(text: str, n: int) -> str:
-            return tokenizer.decode(tokenizer.encode(text, add_special_tokens=False)[:n])
     return TokenBudget(int(tokens), count, f"counted with {name}'s tokenizer", cut)
 
 
 def load_tokenizer(model: str) -> Any | None:
-    """The model's tokenizer from local files only (a bundled model, a local folder, the hub cache); None when absent."""
-    folder = _local_folder(model)
-    if folder is not None and (folder / "tokenizer.json").is_file():
-        try:
-            from tokenizers import Tokenizer
-
-            return Tokenizer.from_file(str(folder / "tokenizer.json"))
-        except Exception:  # noqa: BLE001 - fall through to transformers
-            pass
-    try:
-        from transformers import AutoTokenizer
-
-        return AutoTokenizer.from_pretrained(str(folder or model), local_files_only=True)
-    except Exception:  # noqa: BLE001 - not on this machine: the budget is estimated instead
+    """The model's tokenizer from its tokenizer.json on this machine; None when there is none."""
+    path = _tokenizer_file(model)
+    if path is None:
         return None
+    try:
+        from tokenizers import Tokenizer
+
+        return Tokenizer.from_file(str(path))
+    except Exception:  # noqa: BLE001 - an unreadable file: the budget is estimated instead
+        return None
+
+
+def _tokenizer_file(model: str) -> Path | None:
+    folder = _local_folder(model)
+    if folder is not None:
+        path = folder / "tokenizer.json"
+        return path if path.is_file() else None
+    if model.endswith(".gguf") or "/" not in model:
+        return None
+    try:  # a hub model downloaded before: its cached file, without touching the network
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(model, "tokenizer.json")
+    except Exception:  # noqa: BLE001 - no hub library, or a name it rejects
+        return None
+    return Path(cached) if isinstance(cached, str) else None
 
 
 def _local_folder(model: str) -> Path | None:
