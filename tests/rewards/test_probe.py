@@ -224,7 +224,7 @@ def nan_hole(completions, answer, **kwargs):
 
 def any_answer_tag(completions, answer, **kwargs):
     # Bug: any of several answer tags holding the gold counts.
-    return [1.0 if _gold(g) in [a.strip() for a in re.findall(r"<answer>(.*?)</answer>", t, re.S)] else 0.0
+    return [1.0 if _gold(g) in [a.strip() for a in re.findall(r"<answer>(.*?)</answer>", t, re.DOTALL)] else 0.0
             for t, g in zip(texts(completions), answer)]
 
 

@@ -132,7 +132,7 @@ def test_the_demo_probe_writes_bare_answers_within_six_tokens(shared_data, tmp_p
     from grpokit.rewards.probe.config import probe_config
 
     cfg, rows = recipe_rows("cpu-demo.yaml", shared_data, tmp_path)
-    (label, report), = probe_config(cfg, rows)
+    (_, report), = probe_config(cfg, rows)
     assert report.forms == ["bare answer"]
     assert report.budget.startswith("6 tokens (counted with")
     assert "regex_format" not in report.no_signal or report.ok
@@ -147,6 +147,6 @@ def test_the_cli_exits_0_on_the_demo_and_lists_what_did_not_fit():
     import sys
 
     out = subprocess.run([sys.executable, "-m", "grpokit", "rewards", "probe", str(ROOT / "configs" / "cpu-demo.yaml")],
-                         capture_output=True, text=True, timeout=600)
+                         check=False, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "skipped boxed_everything" in out.stdout and "no reward could be gamed" in out.stdout

@@ -47,12 +47,12 @@ def _sendable(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _units(prompts: list[str], refs: list[str | None], settings: JudgeSettings, rows: list[int]) -> list[list[int]]:
-    """Row indices judged together, of `rows`: one row each (pointwise) or a prompt's group in chunks (group)."""
+def _units(prompts: list[str], refs: list[str | None], settings: JudgeSettings, judged: list[int]) -> list[list[int]]:
+    """Row indices judged together, of `judged`: one row each (pointwise) or a prompt's group in chunks (group)."""
     if settings.mode == "pointwise":
-        return [[i] for i in rows]
+        return [[i] for i in judged]
     groups: dict[tuple, list[int]] = {}
-    for i in rows:
+    for i in judged:
         groups.setdefault((prompts[i], refs[i]), []).append(i)
     units = []
     for rows in groups.values():

@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from grpokit.rewards.probe.forms import REASONING
-from grpokit.rewards.probe.rows import ProbeRow, candidate_numbers, gold_value, entry_point_of, io_cases
+from grpokit.rewards.probe.rows import (
+    ProbeRow,
+    candidate_numbers,
+    entry_point_of,
+    gold_value,
+    io_cases,
+)
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,7 @@ class Attack:
     # Long text the trainer would cut at the token budget, rather than leave out.
     truncatable: bool = False
     # A shorter attack for a tight token budget, probed only when none of this one fits.
-    fallback: "Attack | None" = None
+    fallback: Attack | None = None
 
 
 # Probes that hedge or point at the answer may keep a little credit: graded rewards
@@ -241,19 +247,10 @@ def _judge_injection(row: ProbeRow) -> Attack | None:
 
 
 def grades_with_a_judge(funcs: Sequence[Callable]) -> bool:
-    """Whether any reward asks a judge model (the judge family, or a reward that says it does)."""
-    from grpokit.rewards.registry import family
+    """Whether any reward asks a judge model: an llm_judge (wrapped or not), or a reward marked `judge = True`."""
+    from grpokit.rewards.judge.preflight import judges_in
 
-    for func in funcs:
-        name = getattr(func, "__name__", "")
-        try:
-            if family(name) == "judge":
-                return True
-        except Exception:  # noqa: BLE001 - a plain function: not registered
-            pass
-        if getattr(func, "judge", False):
-            return True
-    return False
+    return bool(judges_in(funcs)) or any(getattr(f, "judge", False) for f in funcs)
 
 
 BATTERY: tuple[Probe, ...] = (

@@ -57,7 +57,7 @@ class ProbeRow:
         `reasoning` (default: the form's own) comes before the answer."""
         return (self.form or tagged_form(self.fmt)).write(answer, reasoning)
 
-    def in_form(self, form: Form) -> "ProbeRow":
+    def in_form(self, form: Form) -> ProbeRow:
         """This gold-answer row with its references written in `form`."""
         row = ProbeRow(**{**self.__dict__, "form": form})
         row.honest = row.write(row.gold)
