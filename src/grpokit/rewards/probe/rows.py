@@ -98,7 +98,13 @@ def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> P
     return probe
 
 
-OFF_TOPIC = "This text is about something else entirely, and it says nothing of what was asked."
+# Off-topic prose without repeated phrases (a repetition penalty must not pay the reference less
+# for its form): a wrong free-text answer is its first words, as many as the reference has.
+OFF_TOPIC = ("This text is about something else entirely, and it says nothing of what was asked. Mountain goats "
+             "climb steep cliffs to lick salt from rocks, while penguins in Antarctica huddle together through "
+             "long winter nights. Old sailing ships carried spices across oceans for months before railways or "
+             "aircraft existed. Bakers knead dough early each morning so bread cools by opening time. Chess "
+             "players often study famous endgames; violin makers choose spruce tops carefully for tone.")
 
 
 def off_topic(words: int) -> str:
