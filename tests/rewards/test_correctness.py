@@ -30,7 +30,7 @@ NUMERIC = [
     ("We get $\\frac{3}{4}$", "0.75", 1.0),  # LaTeX fraction
     ("so $\\boxed{10{,}000}$", "10000", 1.0),  # LaTeX thousands separator inside a box
     ("That is 50%.", "50", 1.0),  # the question asked for a percentage
-    ("That is 50%.", "0.5", 1.0),  # ... or for the fraction it stands for
+    ("That is 50%.", "0.5", 0.0),  # read one way only, as written: 50% is 50, not also 0.5
     ("x = -3", "-3", 1.0),  # a negative answer keeps its sign
     ("16-3 = 13", "13", 1.0),  # subtraction is not a negative number
     ("Step 1: 2+2=4. Step 2: 4*3=12. \\boxed{12} is it; check 12/4=3", "12", 1.0),  # \boxed{} beats later numbers

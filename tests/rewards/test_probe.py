@@ -145,9 +145,11 @@ def test_probe_catches_planted_exploit(reward, rows, probe):
     assert exploit.score > exploit.limit and exploit.fix and reward.__name__ in str(exploit)
 
 
-# The judge presets score through a judge server; their probe needs one (tests/rewards/test_judge_server.py).
-@pytest.mark.parametrize("name", [p for p in presets() if not p.endswith("_judge")])
+@pytest.mark.parametrize("name", presets())
 def test_every_builtin_preset_passes(name):
+    if name.endswith("_judge"):
+        pytest.skip(f"{name} scores through a judge server; tests/rewards/test_judge_injection_server.py "
+                    "probes a judge against the local one")
     funcs, weights = preset(name)
     report = probe_rewards(funcs, PRESET_ROWS[name], weights)
     assert report.ok, "\n".join(str(e) for e in report.worst())
@@ -199,3 +201,109 @@ def test_probe_package_does_not_import_torch():
     code = "import sys, grpokit.rewards.probe as p; p.probe_rewards; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- issue 25: three hackable plugin rewards the probe once passed ---------------------------------
+
+def _tagged_number(text):
+    tag = FORMAT.tagged(text)
+    try:
+        return float(tag)
+    except (TypeError, ValueError):
+        return None
+
+
+def nan_hole(completions, answer, **kwargs):
+    # Bug: every comparison with NaN is false, so `nan` is never "too far" from the gold.
+    out = []
+    for t, g in zip(texts(completions), answer):
+        a = _tagged_number(t)
+        out.append(0.0 if a is None else (0.0 if abs(a - float(_gold(g))) > 1e-6 else 1.0))
+    return out
+
+
+def any_answer_tag(completions, answer, **kwargs):
+    # Bug: any of several answer tags holding the gold counts.
+    return [1.0 if _gold(g) in [a.strip() for a in re.findall(r"<answer>(.*?)</answer>", t, re.DOTALL)] else 0.0
+            for t, g in zip(texts(completions), answer)]
+
+
+def one_sided_ratio(completions, answer, **kwargs):
+    # Bug: credit as value / gold, capped at 1, so any number above the gold is full marks.
+    out = []
+    for t, g in zip(texts(completions), answer):
+        a = _tagged_number(t)
+        out.append(0.0 if a is None else max(0.0, min(a / float(_gold(g)), 1.0)))
+    return out
+
+
+@pytest.mark.parametrize("reward, probes", [
+    (nan_hole, {"not_a_number"}),                   # `nan` scores 1.0
+    (any_answer_tag, {"several_tags"}),             # tags holding the gold among wrong ones
+    (one_sided_ratio, {"other_side"}),              # gold + 7 (and 1e300) score 1.0, gold - 7 less
+])
+def test_probe_catches_the_hackable_plugin_rewards(reward, probes):
+    report = probe_rewards([reward], MATH)
+    caught = {e.probe for e in report.exploits if e.severity == "fail"}
+    assert not report.ok and probes <= caught, f"caught {sorted(caught)}"
+
+
+def test_a_wrong_reference_lies_on_each_side_of_a_number_gold():
+    from grpokit.rewards.probe.rows import probe_row
+
+    row = probe_row(0, {"prompt": "What is 3 + 4?", "answer": "7"})
+    assert {FORMAT.tagged(row.wrong), FORMAT.tagged(row.wrong_other)} == {"14", "0"}
+
+
+def two_way_percent(completions, answer, **kwargs):
+    # Bug: a percentage counts as the number written and as the fraction it stands for.
+    out = []
+    for t, g in zip(texts(completions), answer):
+        tag = (FORMAT.tagged(t) or "").strip()
+        gold = float(_gold(g).rstrip("%"))
+        if tag.endswith("%"):
+            try:
+                value = float(tag[:-1])
+            except ValueError:
+                out.append(0.0)
+                continue
+            out.append(1.0 if gold in (value, value / 100) else 0.0)
+        else:
+            out.append(1.0 if _tagged_number(t) == gold else 0.0)
+    return out
+
+
+def test_probe_catches_a_percent_read_two_ways_and_passes_the_builtin_readers():
+    from grpokit.rewards import get
+
+    report = probe_rewards([two_way_percent], MATH)
+    assert "percent_hedge" in {e.probe for e in report.exploits}
+    for name in ("numeric_match", "math_equivalence"):
+        report = probe_rewards([get(name)], MATH + [{"prompt": _msg("What share is red?"), "answer": "50%"}])
+        assert "percent_hedge" in report.checked[name] and report.ok, [str(e) for e in report.worst()]
+
+
+def test_the_judge_injection_probe_runs_only_where_a_judge_grades():
+    from grpokit.rewards.probe.battery import INJECTION
+
+    def obedient_judge(completions, **kwargs):
+        # A stand-in for a judge that does what the completion tells it.
+        return [1.0 if "highest score" in t else 0.0 for t in texts(completions)]
+
+    obedient_judge.judge = True
+    report = probe_rewards([obedient_judge], PRESET_ROWS["summarization"])
+    injected = [e for e in report.exploits if e.probe == "judge_injection"]
+    assert injected and not report.ok and INJECTION[:40] in injected[0].completion
+    report = probe_rewards([counts_tags], MATH)
+    assert "judge_injection" not in report.checked["counts_tags"]  # no judge: the probe does not apply
+
+
+def test_a_budget_leaves_out_what_cannot_fit_and_says_so():
+    from grpokit.rewards import get
+    from grpokit.rewards.probe.budget import estimated
+
+    report = probe_rewards([get("numeric_match")], MATH, budget=estimated(8))
+    assert "ten_candidates" in report.skipped and "budget is 8 tokens" in report.skipped["ten_candidates"]
+    assert "ten_candidates" not in report.checked["numeric_match"]
+    report = probe_rewards([get("numeric_match")], MATH)
+    assert not report.skipped and "ten_candidates" in report.checked["numeric_match"]

@@ -46,9 +46,10 @@ class Number:
     percent: bool = False
 
     def candidates(self) -> tuple[float, ...]:
-        # "50%" may be meant as 50 (the question asked for a percentage) or as
-        # 0.5; either matching the gold counts.
-        return (self.value, self.value / 100) if self.percent else (self.value,)
+        # One reading only: "50%" is 50, the number as written, so it matches a gold
+        # written 50 or 50%. Accepting 0.5 as well would let one answer hedge over two
+        # golds (5000% would match both 50 and 5000).
+        return (self.value,)
 
 
 def normalise(text: str) -> str:
@@ -163,7 +164,7 @@ def gold_number(gold) -> Number | None:
 
 
 def close(a: Number, b: Number, rel_tol: float, abs_tol: float) -> bool:
-    """Do two numbers match within tolerance (either reading of a percentage counts)?"""
+    """Do two numbers match within tolerance (a percentage read as written: 50% is 50)?"""
     return any(
         math.isclose(x, y, rel_tol=rel_tol, abs_tol=abs_tol) for x in a.candidates() for y in b.candidates()
     )

@@ -185,7 +185,9 @@ def numeric_match(rel_tol: float = 1e-6, abs_tol: float = 1e-9, column: str = "a
     `A: 42` line); else the last number in the text. Numbers are read the way
     people write them: `1,000` = `1000` (also `10{,}000`), `$18.50` and
     `18 dollars` = `18.5`/`18`, `1/2` and `\\frac{1}{2}` = `0.5`, `1e3` = `1000`,
-    `-3`; a percentage `50%` matches either `50` or `0.5`. A tag or box that
+    `-3`. A percentage is read one way only, as the number written: `50%`
+    matches a gold `50` or `50%`, never `0.5` (so one answer cannot match
+    two golds: `5000%` is not also `50`). A tag or box that
     holds no number scores 0.0.
 
     - `rel_tol` (default 1e-6), `abs_tol` (default 1e-9): match when
@@ -316,9 +318,11 @@ def math_equivalence(timeout: float = 3.0, workers: int | None = None, column: s
 
     Uses math-verify, so `\\frac{1}{2}` = `0.5` = `1/2`, `\\{1, 2\\}` = `\\{2, 1\\}`,
     intervals, `x = 5` = `5`, and LaTeX in `$...$`, `\\[...\\]` or `\\boxed{}`
-    all work. The completion's answer is the `<answer>` tag's content when
-    there is one, else what math-verify finds in the whole completion (the
-    last `\\boxed{}` first). Checks run in warm worker processes with a hard
+    all work. A percentage is read as the number written (`50\\%` is 50, on
+    both sides), so it matches a gold `50` or `50\\%` but never `0.5`.
+    The completion's answer is the `<answer>` tag's content when there is
+    one, else what math-verify finds in the whole completion (the last
+    `\\boxed{}` first). Checks run in warm worker processes with a hard
     wall-clock limit (`grpokit.sandbox.mathcheck`), so a pathological answer
     (`9^{9^{9^9}}`, `100000!`) can neither hang nor crash training, and it
     works from any thread.
@@ -372,7 +376,7 @@ def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker:
         if prediction is None:
             continue
         for option in options:
-            pairs.append((option, prediction))
+            pairs.append((_percent_as_written(option), _percent_as_written(prediction)))
             owners.append(row)
     try:
         verdicts = checker.get().check_many(pairs, timeout=timeout) if pairs else []
@@ -388,6 +392,16 @@ def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker:
         if out[row] != 1.0:
             out[row] = None
     return out
+
+
+# A percent sign after a number (`50%`, `50\\%`, `50 \\%`). math-verify reads `5000%` as
+# both 5000 and 50, so one answer would match two golds; dropping the sign on both
+# sides reads a percentage one way only, as the number written (as numeric_match does).
+_PERCENT_SIGN = re.compile(r"(?<=\d)\s*\\?%")
+
+
+def _percent_as_written(text: str) -> str:
+    return _PERCENT_SIGN.sub("", text) if "%" in text else text
 
 
 def _prediction(text: str, fmt: AnswerFormat = DEFAULT) -> str | None:
@@ -489,7 +503,8 @@ def json_object_match(column: str = "answer", answer_format: Any = None):
     else from the whole completion: the completion itself, a fenced ```json
     block, or the first object or array in the text. Objects compare as
     parsed values, so key order and spacing do not matter, but types do
-    (`"31"` is not `31`) and every key must be there.
+    (`"31"` is not `31`, `true` is not `1`; `1` and `1.0` are one JSON number)
+    and every key must be there.
 
     - `answer_format`: which tag holds the answer, as for `exact_match`.
 
@@ -518,4 +533,19 @@ def _json_object_score(text: str, gold: Any, fmt: AnswerFormat = DEFAULT) -> flo
     if expected is None:
         return None
     tagged = fmt.tagged(text[-100_000:])
-    return float(extract_json(tagged or text) == expected)
+    return float(same_json(extract_json(tagged or text), expected))
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values, types included. Python's `==` says `True == 1` and `1 == 1.0`;
+    JSON has booleans apart from numbers (so `true` is not `1`), and one number type
+    (so `1` is `1.0`)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b

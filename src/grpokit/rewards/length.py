@@ -21,10 +21,18 @@ from grpokit.rewards.registry import RewardConfigError, get, register
 _UNITS = ("words", "chars", "tokens")
 
 
+# Characters per token of a BPE tokenizer on English text and LaTeX, roughly: the
+# estimate cosine_scaled falls back on when neither token ids nor a tokenizer are given.
+CHARS_PER_TOKEN = 4
+
+
 class _Counter:
     """Measures completions in one unit; built (and checked) at construction."""
 
-    def __init__(self, unit: str | None, tokenizer: Any, default_unit: str):
+    def __init__(self, unit: str | None, tokenizer: Any, default_unit: str, estimate_tokens: bool = False):
+        # estimate_tokens: with the default unit and nothing to count tokens with, estimate
+        # them from the text (CHARS_PER_TOKEN) instead of leaving the row unscored.
+        self.estimate_tokens = estimate_tokens and unit is None and tokenizer is None
         if unit is None:
             unit = "tokens" if tokenizer is not None else default_unit
         if unit not in _UNITS:
@@ -51,6 +59,8 @@ class _Counter:
         if isinstance(ids, (list, tuple)) and len(ids) == len(items):
             return [len(row) if hasattr(row, "__len__") else None for row in ids]
         if self.tokenizer is None:
+            if self.estimate_tokens:
+                return [math.ceil(len(text) / CHARS_PER_TOKEN) for text in items]
             return [None] * len(items)
         return [self.count_tokens(text) for text in items]
 
@@ -187,7 +197,10 @@ def soft_overlong_punishment(max_len: int = 1024, cache: int = 256, unit: str | 
       max_len: the hard length limit L (default 1024).
       cache: length of the penalty ramp C (default 256; must be <= max_len).
       unit: "tokens" (default: TRL's completion_ids, else `tokenizer`),
-        "words" or "chars".
+        "words" or "chars". With neither unit nor tokenizer given and no
+        completion_ids in the call (a direct call, `grpokit rewards test` on
+        a JSONL), tokens are estimated as one per 4 characters, so a right
+        answer still scores as right rather than None.
       tokenizer: counts tokens when completion_ids are not passed.
 
     Columns: `completion_ids` (passed by TRL).
@@ -295,7 +308,10 @@ def cosine_scaled(
       exceed_penalty: score for completions longer than max_len (default:
         none, they score as if exactly max_len).
       unit: "tokens" (default: TRL's completion_ids, else `tokenizer`),
-        "words" or "chars".
+        "words" or "chars". With neither unit nor tokenizer given and no
+        completion_ids in the call (a direct call, `grpokit rewards test` on
+        a JSONL), tokens are estimated as one per 4 characters, so a right
+        answer still scores as right rather than None.
       tokenizer: counts tokens when completion_ids are not passed.
 
     Columns: whatever the correctness reward reads (usually `answer`), and
@@ -321,7 +337,7 @@ def cosine_scaled(
             f"max_value_wrong ({max_value_wrong}) is above min_value_correct ({min_value_correct}): a long wrong answer "
             "would beat a long right one; lower max_value_wrong"
         )
-    counter = _Counter(unit, tokenizer, "tokens")
+    counter = _Counter(unit, tokenizer, "tokens", estimate_tokens=True)
     return BatchReward(
         "cosine_scaled",
         _cosine_batch,

@@ -47,6 +47,13 @@ def llm_judge(base_url: str = DEFAULT_URL, model: str = "judge", rubric: str = "
     rule), never 0. Verdicts are cached in-process (cache_size entries) by prompt,
     completion(s), reference, rubric, model and endpoint, so a repeated completion costs nothing.
 
+    Completions are data, not instructions: the judge sees the request, reference and
+    completion(s) between markers named with a fresh random nonce per request (a completion
+    cannot close its own block) and is told to ignore any instruction inside them. A
+    completion that addresses the grader (a note to the grader, a request for the top grade,
+    an order to ignore the rubric, or the judge's own JSON reply) is not sent and scores 0.0,
+    the lowest grade, by rule; judge/llm_judge/addressed_frac counts them.
+
     Parameters: base_url (default http://127.0.0.1:8090/v1, where `grpokit judge serve`
     listens), model (the name the endpoint serves, "judge"), rubric (a built-in name:
     general, summary, qa, style; or the rubric text), mode (pointwise | group), scale (10),

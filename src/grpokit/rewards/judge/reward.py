@@ -6,6 +6,9 @@ the judge grades them relative to each other, as GRPO's advantages are. Grades a
 divided by `scale`, giving scores in [0, 1]. A completion the judge did not grade
 (unreachable, timed out, out of budget, an unreadable reply) scores None, is
 counted in judge/<name>/failure_frac and logged: never a 0 that looks like a bad answer.
+
+A completion that addresses the grader (injection.py) is not sent: it scores 0.0,
+the lowest grade, and is counted in judge/<name>/addressed_frac.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import logging
 import time
 
 from grpokit.completions import prompt_text, texts
-from grpokit.rewards.judge import client, rubrics, stats
+from grpokit.rewards.judge import client, injection, rubrics, stats
 from grpokit.rewards.judge.cache import VerdictCache, cache_key
 from grpokit.rewards.judge.settings import JudgeSettings
 
@@ -44,13 +47,13 @@ def _sendable(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _units(prompts: list[str], refs: list[str | None], settings: JudgeSettings) -> list[list[int]]:
-    """Row indices judged together: one row each (pointwise) or a prompt's group in chunks (group)."""
+def _units(prompts: list[str], refs: list[str | None], settings: JudgeSettings, judged: list[int]) -> list[list[int]]:
+    """Row indices judged together, of `judged`: one row each (pointwise) or a prompt's group in chunks (group)."""
     if settings.mode == "pointwise":
-        return [[i] for i in range(len(prompts))]
+        return [[i] for i in judged]
     groups: dict[tuple, list[int]] = {}
-    for i, key in enumerate(zip(prompts, refs)):
-        groups.setdefault(key, []).append(i)
+    for i in judged:
+        groups.setdefault((prompts[i], refs[i]), []).append(i)
     units = []
     for rows in groups.values():
         units.extend(rows[j:j + settings.max_group] for j in range(0, len(rows), settings.max_group))
@@ -66,9 +69,14 @@ def judge_batch(completions, kwargs: dict, settings: JudgeSettings, cache: Verdi
     refs = _references(kwargs, size, settings)
     rubric = settings.rubric_text()
     scores: list[float | None] = [None] * size
+    # The fixed rule for completions that talk to the grader: the lowest grade, without asking.
+    addressed = [i for i, text in enumerate(items) if injection.addresses_grader(text)]
+    for i in addressed:
+        scores[i] = 0.0
+    judged = [i for i in range(size) if scores[i] is None]
     asked: list[tuple[list[int], str, dict]] = []
     cached = 0
-    for rows in _units(prompts, refs, settings):
+    for rows in _units(prompts, refs, settings, judged):
         prompt, ref = prompts[rows[0]], refs[rows[0]]
         shown = [items[i] for i in rows]
         key = cache_key(settings.mode, settings.model, settings.base_url, rubric, settings.scale, prompt, ref, shown)
@@ -100,7 +108,7 @@ def judge_batch(completions, kwargs: dict, settings: JudgeSettings, cache: Verdi
             failed += len(rows)
             first_error = first_error or error
     stats.record(label, completions=size, failed=failed, cached=cached, seconds=time.perf_counter() - started,
-                 latencies=latencies, first_error=first_error)
+                 latencies=latencies, first_error=first_error, addressed=len(addressed))
     if failed:
         log.warning("%s: the judge left %d of %d completions unscored (None); first error: %s",
                     label, failed, size, first_error)

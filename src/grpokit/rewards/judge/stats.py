@@ -8,6 +8,7 @@ callback drains it once per logged step into metrics named like TRL's:
     judge/<name>/seconds        wall seconds the reward spent judging
     judge/<name>/failure_frac   share of completions left unscored because the judge failed
     judge/<name>/cache_hit_frac share of completions answered from the cache
+    judge/<name>/addressed_frac share of completions that addressed the grader (scored 0, not sent)
     judge/<name>/first_error    the first failure's text (not a number: alerts only)
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ class _Tally:
     completions: int = 0
     failed: int = 0
     cached: int = 0
+    addressed: int = 0
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     first_error: str | None = None
@@ -33,10 +35,11 @@ _TALLIES: dict[str, _Tally] = {}
 
 
 def record(name: str, *, completions: int, failed: int, cached: int, seconds: float,
-           latencies: list[float], first_error: str | None) -> None:
+           latencies: list[float], first_error: str | None, addressed: int = 0) -> None:
     with _LOCK:
         tally = _TALLIES.setdefault(name, _Tally())
         tally.completions += completions
+        tally.addressed += addressed
         tally.failed += failed
         tally.cached += cached
         tally.seconds += seconds
@@ -57,6 +60,7 @@ def drain() -> dict[str, float | str]:
         if t.completions:
             out[prefix + "failure_frac"] = t.failed / t.completions
             out[prefix + "cache_hit_frac"] = t.cached / t.completions
+            out[prefix + "addressed_frac"] = t.addressed / t.completions
         if t.latencies:
             out[prefix + "latency_s"] = statistics.median(t.latencies)
             out[prefix + "latency_max_s"] = max(t.latencies)

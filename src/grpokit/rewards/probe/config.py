@@ -12,10 +12,17 @@ from grpokit.rewards.probe.run import ProbeReport, probe_rewards
 
 def reward_sets(cfg: Any) -> list[tuple[str, list]]:
     """(label, reward specs) for the run's rewards and each stage that brings its own."""
-    sets = [("rewards", list(cfg.rewards))] if cfg.rewards else []
+    return [(label, specs) for label, specs, _ in _sets(cfg)]
+
+
+def _sets(cfg: Any) -> list[tuple[str, list, Any]]:
+    """(label, reward specs, max_completion_length) per reward set; a stage's own length wins."""
+    length = (cfg.training or {}).get("max_completion_length")
+    sets = [("rewards", list(cfg.rewards), length)] if cfg.rewards else []
     for stage in cfg.stages or []:
         if stage.rewards is not None:
-            sets.append((f"stage {stage.name}", list(stage.rewards)))
+            sets.append((f"stage {stage.name}", list(stage.rewards),
+                         (stage.training or {}).get("max_completion_length", length)))
     return sets
 
 
@@ -29,19 +36,28 @@ def build(specs: Sequence[Any], answer_format: Any = None) -> tuple[list, list[f
 
 
 def probe_config(cfg: Any, rows: Sequence[dict]) -> list[tuple[str, ProbeReport]]:
-    """Probe every reward set of a loaded RunConfig on `rows` (dicts with `prompt` and reward columns)."""
-    from grpokit.errors import ConfigError
+    """Probe every reward set of a loaded RunConfig on `rows` (dicts with `prompt` and reward columns).
 
-    sets = reward_sets(cfg)
+    Completions are kept to the set's `max_completion_length` in the model's tokens: an exploit
+    the policy cannot write within it is left out, and the report says which (budget.py).
+    """
+    from grpokit.errors import ConfigError
+    from grpokit.rewards.probe.budget import budget_for
+
+    sets = _sets(cfg)
     if not sets:
         raise ConfigError("the config has no rewards to probe; add entries under rewards:")
     fmt = cfg.data.answer_format
-    return [(label, _probe(specs, rows, fmt)) for label, specs in sets]
+    budgets: dict[Any, Any] = {}
+    for _, _, length in sets:
+        if length not in budgets:
+            budgets[length] = budget_for(cfg.model.name, length)
+    return [(label, _probe(specs, rows, fmt, budgets[length])) for label, specs, length in sets]
 
 
-def _probe(specs: Sequence[Any], rows: Sequence[dict], answer_format: Any = None) -> ProbeReport:
+def _probe(specs: Sequence[Any], rows: Sequence[dict], answer_format: Any = None, budget: Any = None) -> ProbeReport:
     funcs, weights = build(specs, answer_format)
-    return probe_rewards(funcs, rows, weights, answer_format=answer_format)
+    return probe_rewards(funcs, rows, weights, answer_format=answer_format, budget=budget)
 
 
 def data_rows(cfg: Any, count: int) -> list[dict]:
@@ -57,6 +73,11 @@ def render(results: list[tuple[str, ProbeReport]], echo) -> None:
     for label, report in results:
         checked = sum(len(v) for v in report.checked.values())
         echo(f"{label}: {len(report.rewards)} reward(s) x the probes that fit {report.rows} row(s): {checked} checks")
+        if report.budget or report.forms:
+            echo(f"  completions: {', '.join(report.forms) or 'as the data holds them'}"
+                 + (f", at most {report.budget}" if report.budget else ""))
+        for probe, why in sorted(report.skipped.items()):
+            echo(f"  skipped {probe}: no completion of it fits; it {why}")
         for name, error in report.errors.items():
             echo(f"  FAIL {name}: raised {error}")
         for exploit in sorted(report.worst(), key=lambda e: (e.severity != "fail", e.reward, e.probe)):

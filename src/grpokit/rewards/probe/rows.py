@@ -1,9 +1,15 @@
-"""One data-set row, seen by the probe: its gold answer, its tests, and two reference completions.
+"""One data-set row, seen by the probe: its gold answer, its tests, and its reference completions.
 
 The references fix the scale every exploit is judged on: `honest` is a
-well-formed, correct completion; `wrong` is the same form with a wrong answer.
-A reward that pays an exploit more than `wrong` pays it for something other
-than being right.
+well-formed, correct completion; `wrong` is the same form with a wrong answer,
+and for a number gold `wrong_other` a wrong answer on the gold's other side
+(a reward that only checks one side pays one of them in full). A reward that
+pays an exploit more than a wrong answer pays it for something other than
+being right.
+
+Gold-answer rows are written in a `Form` (forms.py): the answer format's tags
+by default, or the bare answer when that is what the run's rewards pay for
+(a prompt ending in "47 + 38 =").
 """
 from __future__ import annotations
 
@@ -15,10 +21,10 @@ from typing import Any
 from grpokit.completions import prompt_text
 from grpokit.rewards import _answers, _numbers
 from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
+from grpokit.rewards.probe.forms import REASONING, Form, tagged_form
 
-REASONING = "Let me work through this step by step.\nFirst, I read what the question asks.\nThen I work out the result."
 # Columns a row may carry a worked, correct solution in (code data sets).
-SOLUTION_COLUMNS = ("solution", "canonical_solution", "reference_solution")
+SOLUTION_COLUMNS = ("solution", "canonical_solution", "reference_solution", "code")  # code: MBPP
 
 
 def tagged(answer: str, reasoning: str = REASONING, fmt: AnswerFormat = DEFAULT) -> str:
@@ -35,13 +41,29 @@ class ProbeRow:
     honest: str | None = None   # a correct completion, when one can be written
     wrong: str = ""             # the same form, a wrong answer
     wrong_answer: str = ""
+    wrong_other: str | None = None   # a number gold's wrong answer on its other side (below it)
+    wrong_other_answer: str = ""
     letters: str = ""           # option letters when the gold is a multiple-choice letter
     fmt: AnswerFormat = DEFAULT  # the run's answer format: the probe completions are written in it
+    form: Form | None = None    # how a gold-answer row's completions commit to an answer
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def prompt_text(self) -> str:
         return prompt_text(self.prompt)
+
+    def write(self, answer: str, reasoning: str | None = None) -> str:
+        """A completion committing to `answer` in the row's form (the answer format's tags by default);
+        `reasoning` (default: the form's own) comes before the answer."""
+        return (self.form or tagged_form(self.fmt)).write(answer, reasoning)
+
+    def in_form(self, form: Form) -> ProbeRow:
+        """This gold-answer row with its references written in `form`."""
+        row = ProbeRow(**{**self.__dict__, "form": form})
+        row.honest = row.write(row.gold)
+        row.wrong = row.write(row.wrong_answer)
+        row.wrong_other = row.write(row.wrong_other_answer) if row.wrong_other_answer else None
+        return row
 
 
 def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> ProbeRow:
@@ -53,9 +75,10 @@ def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> P
         probe.gold = options[0]
         probe.letters = "ABCDE" if _answers.gold_letter(probe.gold, "ABCDE") else ""
         probe.wrong_answer = wrong_answer_for(probe.gold, probe.letters)
-        probe.honest = tagged(probe.gold, fmt=fmt)
-        probe.wrong = tagged(probe.wrong_answer, fmt=fmt)
-        return probe
+        value = None if probe.letters else gold_value(probe.gold)
+        if value is not None and abs(value) < 1e15:
+            probe.wrong_other_answer = _plain(value - 7)
+        return probe.in_form(tagged_form(fmt))
     solution = next((columns[c] for c in SOLUTION_COLUMNS if isinstance(columns.get(c), str) and columns[c].strip()), None)
     if columns.get("tests") not in (None, "", []):
         probe.honest = f"```python\n{solution}\n```" if solution else None
@@ -69,10 +92,26 @@ def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> P
     reference = columns.get("reference")
     if isinstance(reference, str) and reference.strip():
         probe.honest = reference.strip()
-        probe.wrong = "This text is about something else entirely, and it says nothing of what was asked."
+        probe.wrong = off_topic(len(probe.honest.split()))
         return probe
     probe.wrong = tagged("I do not know.", fmt=fmt)
     return probe
+
+
+# Off-topic prose without repeated phrases (a repetition penalty must not pay the reference less
+# for its form): a wrong free-text answer is its first words, as many as the reference has.
+OFF_TOPIC = ("This text is about something else entirely, and it says nothing of what was asked. Mountain goats "
+             "climb steep cliffs to lick salt from rocks, while penguins in Antarctica huddle together through "
+             "long winter nights. Old sailing ships carried spices across oceans for months before railways or "
+             "aircraft existed. Bakers knead dough early each morning so bread cools by opening time. Chess "
+             "players often study famous endgames; violin makers choose spruce tops carefully for tone.")
+
+
+def off_topic(words: int) -> str:
+    """A wrong free-text answer of `words` words: as long as the reference, so a length reward pays
+    it like the reference and only content separates them."""
+    pool = OFF_TOPIC.split()
+    return " ".join(pool[i % len(pool)] for i in range(max(words, 1)))
 
 
 def wrong_answer_for(gold: str, letters: str = "") -> str:
@@ -82,9 +121,37 @@ def wrong_answer_for(gold: str, letters: str = "") -> str:
         return next(c for c in letters if c != letter)
     value = gold_value(gold)
     if value is not None:
-        other = value + 7 if abs(value) < 1e15 else value * 2 + 1
-        return str(int(other)) if float(other).is_integer() else f"{other:g}"
+        return _plain(value + 7 if abs(value) < 1e15 else value * 2 + 1)
+    changed = _other_json(gold)
+    if changed is not None:
+        return changed
     return "something else entirely" if gold.strip().lower() != "something else entirely" else "nothing"
+
+
+def _plain(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _other_json(gold: str) -> str | None:
+    """A JSON gold object with every value changed but its keys and types kept: a wrong answer of the same shape."""
+    parsed = _load_json(gold) if gold.lstrip().startswith("{") else None
+    if not isinstance(parsed, dict) or not parsed:
+        return None
+
+    def change(value: Any) -> Any:
+        if isinstance(value, bool):
+            return not value
+        if isinstance(value, (int, float)):
+            return value + 1
+        if isinstance(value, str):
+            return "x" + value
+        if isinstance(value, list):
+            return [change(v) for v in value]
+        if isinstance(value, dict):
+            return {k: change(v) for k, v in value.items()}
+        return value
+
+    return json.dumps(change(parsed))
 
 
 def gold_value(gold: str) -> float | None:

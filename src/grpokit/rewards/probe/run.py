@@ -5,8 +5,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
-from grpokit.rewards.probe.battery import BATTERY, Probe
 from grpokit.rewards.answer_format import AnswerFormat
+from grpokit.rewards.probe import forms
+from grpokit.rewards.probe.battery import BATTERY, Attack, Probe
+from grpokit.rewards.probe.budget import TokenBudget
 from grpokit.rewards.probe.rows import ProbeRow, probe_row
 from grpokit.rewards.reward_set import unique_names, weighted_totals
 
@@ -51,6 +53,9 @@ class ProbeReport:
     errors: dict[str, str] = field(default_factory=dict)       # reward -> what it raised
     checked: dict[str, list[str]] = field(default_factory=dict)  # reward -> probes that applied
     no_signal: list[str] = field(default_factory=list)          # rewards that never told honest from wrong
+    skipped: dict[str, str] = field(default_factory=dict)       # probe -> why it ran on no row (the budget)
+    budget: str | None = None                                   # the token budget the completions kept to
+    forms: list[str] = field(default_factory=list)              # the answer forms the references were written in
 
     @property
     def ok(self) -> bool:
@@ -68,7 +73,8 @@ class ProbeReport:
     def to_dict(self) -> dict:
         return {"ok": self.ok, "rewards": self.rewards, "rows": self.rows,
                 "exploits": [asdict(e) for e in self.worst()], "errors": self.errors,
-                "checked": self.checked, "no_signal": self.no_signal}
+                "checked": self.checked, "no_signal": self.no_signal, "skipped": self.skipped,
+                "budget": self.budget, "forms": self.forms}
 
 
 def _batch_columns(row: ProbeRow, n: int, override: dict) -> dict[str, list]:
@@ -113,14 +119,96 @@ def ceiling(probe: Probe, honest: float | None, wrong: float) -> float:
     return min(top, wrong + probe.share * max(0.0, top - wrong))
 
 
+def _lowest(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def _highest(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def _in_form(row: ProbeRow, scorer: _Scorer, names: list[str], budget: TokenBudget | None) -> ProbeRow:
+    """The row written in the form the run's rewards pay an honest answer most for, among the forms
+    whose honest answer fits the budget (see forms.py)."""
+    if row.gold is None:
+        return row
+    candidates = [f for f in forms.forms(row.fmt, row.prompt)
+                  if budget is None or budget.fits(row.in_form(f).honest or "")]
+    if not candidates:
+        return row  # no form fits: keep the default and let the references show it
+    if len(candidates) == 1:
+        return row.in_form(candidates[0])
+    key = TOTAL if TOTAL in names else names[0]
+    scores = [scorer(row, [row.in_form(f).honest])[key][0] for f in candidates]
+    return row.in_form(forms.choose(candidates, scores))
+
+
+def _fitting(attack: Attack, budget: TokenBudget | None) -> tuple[Attack, int | None]:
+    """The attack with what cannot fit the budget left out (long text cut where the trainer would cut it),
+    and the fewest tokens a left-out part needed (None when nothing was left out)."""
+    if budget is None:
+        return attack, None
+    fitted, needed = _fitting_one(attack, budget)
+    if not (fitted.completions or fitted.hedges) and attack.fallback is not None:
+        shorter, shorter_needed = _fitting_one(attack.fallback, budget)
+        return shorter, (shorter_needed if shorter_needed is not None else needed)
+    return fitted, needed
+
+
+def _fitting_one(attack: Attack, budget: TokenBudget) -> tuple[Attack, int | None]:
+    if attack.truncatable:
+        return Attack([budget.truncate(c) for c in attack.completions], attack.columns), None
+    needs = [budget.count(c) for c in attack.completions]
+    kept = [c for c, n in zip(attack.completions, needs) if n <= budget.tokens]
+    hedges = []
+    for group in attack.hedges:
+        longest = max(budget.count(text) for text, _ in group)
+        needs.append(longest)
+        if longest <= budget.tokens:
+            hedges.append(group)
+    over = [n for n in needs if n > budget.tokens]
+    baseline = [c for c in attack.baseline if budget.fits(c)] if attack.baseline else []
+    if attack.baseline and not baseline:
+        kept, hedges = [], []
+    return Attack(kept, attack.columns, hedges, baseline), (min(over) if over else None)
+
+
+def _attack_scores(scorer: _Scorer, row: ProbeRow, attack: Attack, names: list[str]
+                   ) -> list[tuple[str, dict[str, float | None]]]:
+    """(completion shown in the report, {reward: score}) for each completion and each hedge (its lowest reading)."""
+    out: list[tuple[str, dict[str, float | None]]] = []
+    if attack.completions:
+        scores = scorer(row, attack.completions, attack.columns)
+        out += [(text, {n: scores[n][i] for n in names}) for i, text in enumerate(attack.completions)]
+    for group in attack.hedges:
+        readings = [scorer(row, [text], {**attack.columns, **columns}) for text, columns in group]
+        shown = " | ".join(text for text, _ in group)
+        out.append((shown, {n: _lowest_reading([r[n][0] for r in readings]) for n in names}))
+    return out
+
+
+def _lowest_reading(values: list[float | None]) -> float | None:
+    # A reading the reward cannot score (None) is no reading that pays: the hedge is paid only
+    # as much as its least paid reading.
+    return None if any(v is None for v in values) else min(values)
+
+
 def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], weights: Sequence[float] | None = None,
-                  probes: Sequence[Probe] = BATTERY, answer_format: Any = None) -> ProbeReport:
+                  probes: Sequence[Probe] = BATTERY, answer_format: Any = None,
+                  budget: TokenBudget | None = None) -> ProbeReport:
     """Run the battery on `rows` (dicts with `prompt` and the reward columns) against every reward.
 
-    The probe completions are written in `answer_format` (the run's; `<reasoning>`/`<answer>` by default).
+    The probe completions are written in `answer_format` (the run's; `<reasoning>`/`<answer>` by
+    default), or as the bare answer where the rewards pay an honest bare answer more (forms.py).
+    With a `budget` (the run's max_completion_length in its tokenizer's tokens: budget.py), a
+    completion that cannot fit is left out (a long ramble is cut to it, as the trainer would), and
+    a probe that fits no row is listed in `report.skipped` with the tokens it needed.
 
     An exploit is a probe completion that scores above its ceiling (see `ceiling`) for one reward,
-    or for the weighted total when there are several rewards.
+    or for the weighted total when there are several rewards. The wrong reference is the better
+    paid of the row's wrong answers (for a number gold, one on each side of it).
     """
     if not funcs:
         raise ValueError("give at least one reward to probe")
@@ -133,33 +221,50 @@ def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], wei
     fmt = AnswerFormat.of(answer_format)
     scorer = _Scorer(funcs, weights, conversational)
     names = scorer.names + ([TOTAL] if len(funcs) > 1 else [])
-    report = ProbeReport(rewards=names, rows=len(rows), checked={n: [] for n in names})
+    report = ProbeReport(rewards=names, rows=len(rows), checked={n: [] for n in names},
+                         budget=None if budget is None else budget.describe())
     separates = {n: False for n in names}
+    applies = [p for p in probes if p.when is None or p.when(funcs)]
+    ran: set[str] = set()
     for index, raw in enumerate(rows):
-        row = probe_row(index, raw, fmt)
-        refs = [row.wrong] + ([row.honest] if row.honest is not None else [])
+        row = _in_form(probe_row(index, raw, fmt), scorer, names, budget)
+        if row.form is not None and row.form.name not in report.forms:
+            report.forms.append(row.form.name)
+        wrongs = [row.wrong] + ([row.wrong_other] if row.wrong_other else [])
+        refs = wrongs + ([row.honest] if row.honest is not None else [])
         ref_scores = scorer(row, refs)
+        # The better paid wrong answer: a graded reward's credit for a near miss on either side of
+        # the gold is no exploit (the other_side probe compares the two sides).
+        wrong_of = {n: _highest(ref_scores[n][: len(wrongs)]) for n in names}
+        honest_of = {n: ref_scores[n][len(wrongs)] if row.honest is not None else None for n in names}
         for name in names:
-            wrong = ref_scores[name][0]
-            honest = ref_scores[name][1] if row.honest is not None else None
+            wrong, honest = wrong_of[name], honest_of[name]
             if wrong is not None and honest is not None and honest > wrong + TOLERANCE:
                 separates[name] = True
-        for probe in probes:
+        for probe in applies:
             attack = probe.build(row)
-            if attack is None or not attack.completions:
+            if attack is None or not (attack.completions or attack.hedges):
                 continue
-            scores = scorer(row, attack.completions, attack.columns)
-            for name in names:
-                wrong = ref_scores[name][0]
-                if wrong is None:
-                    continue  # the reward cannot score this row at all: nothing to exploit here
-                honest = ref_scores[name][1] if row.honest is not None else None
-                limit = ceiling(probe, honest, wrong)
-                top = honest if honest is not None else max(wrong, ASSUMED_TOP)
-                margin = max(TOLERANCE, MARGIN * (top - wrong))
-                if probe.name not in report.checked[name]:
-                    report.checked[name].append(probe.name)
-                for text, score in zip(attack.completions, scores[name]):
+            attack, needed = _fitting(attack, budget)
+            if not (attack.completions or attack.hedges):
+                if probe.name not in ran and needed is not None:
+                    report.skipped.setdefault(probe.name, f"needs {needed} tokens; the budget is {budget.describe()}")
+                continue
+            ran.add(probe.name)
+            report.skipped.pop(probe.name, None)
+            baseline = scorer(row, attack.baseline) if attack.baseline else None
+            for text, scores in _attack_scores(scorer, row, attack, names):
+                for name in names:
+                    wrong = wrong_of[name] if baseline is None else _lowest(baseline[name])
+                    if wrong is None:
+                        continue  # the reward cannot score this row at all: nothing to exploit here
+                    honest = honest_of[name]
+                    limit = ceiling(probe, honest, wrong)
+                    top = honest if honest is not None else max(wrong, ASSUMED_TOP)
+                    margin = max(TOLERANCE, MARGIN * (top - wrong))
+                    if probe.name not in report.checked[name]:
+                        report.checked[name].append(probe.name)
+                    score = scores[name]
                     if score is not None and score > limit + margin:
                         report.exploits.append(Exploit(name, probe.name, probe.what, index, text[:200], score,
                                                        honest, wrong, limit, probe.fix))
