@@ -101,3 +101,9 @@ def test_list_column_must_exist(tmp_path):
     path = _csv(tmp_path, "question,answer\nq,a\n")
     with pytest.raises(ConfigError, match="data.list_columns names `docs`"):
         _load(path, list_columns=["docs"])
+
+
+def test_citation_reads_a_json_list_kept_as_text():
+    # `rewards test samples.jsonl --reward citation` with a sources cell copied from a CSV: [2] scored 0.0
+    # because the text was one source; "no problems found" hid it.
+    assert get("citation")(["<answer>60 euros</answer> [2]"], sources=[json.dumps(DOCS)]) == [1.0]

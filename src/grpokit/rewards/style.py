@@ -9,6 +9,7 @@ a 1 MB completion costs milliseconds, not minutes.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import unicodedata
@@ -209,6 +210,7 @@ class _Sources:
     _META_KEYS = (*_NAME_KEYS, "url", "year", "date")
 
     def __init__(self, raw: Any):
+        raw = _listed(raw)
         if isinstance(raw, dict) and not set(raw) & {"text", "content", "title", "id"}:
             # {"1": "text...", "smith2020": {...}}: the keys are the ids.
             items = [(str(k), v) for k, v in raw.items()]
@@ -252,6 +254,17 @@ class _Sources:
             padded = f" {key} "
             return any(key in meta for meta in self.metas) or any(f" {n} " in padded for n in self.names)
         return any(key in body for body in self.bodies)  # a quote: verbatim, case/space-insensitive
+
+
+def _listed(raw: Any) -> Any:
+    """A JSON list kept as text (a CSV cell, a samples file) is the list it spells, not one long source."""
+    if isinstance(raw, str) and raw.lstrip().startswith("["):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return raw
+        return parsed if isinstance(parsed, list) else raw
+    return raw
 
 
 def _has_sources(raw: Any) -> bool:
