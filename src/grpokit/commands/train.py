@@ -64,7 +64,11 @@ def train_command(
 
 def _dry_run(cfg, console) -> None:
     from grpokit.config import profiles
-    from grpokit.config.run_config import dump_yaml
+    from grpokit.config.run_config import build_reward_set, dump_yaml
+
+    # Every reward built with its parameters, as training builds them: a value only the factory
+    # judges (a fuzzy_match threshold of 5) fails here, with exit 2 and the reward's name.
+    built = [build_reward_set(cfg, stage) for stage in cfg.stages or [None]]
 
     console.print("# resolved config", highlight=False)
     console.print(dump_yaml(profiles.resolved_config(cfg)), highlight=False, markup=False)
@@ -78,6 +82,9 @@ def _dry_run(cfg, console) -> None:
                       highlight=False, markup=False)
         console.print(f"# effective generation batch {args.generation_batch_size}, "
                       f"num_generations {args.num_generations}", highlight=False)
+    for stage, rewards in zip(cfg.stages or [None], built):
+        label = f" for stage {stage.name}" if stage is not None else ""
+        console.print(f"# rewards{label}, built: {rewards.describe()}", highlight=False, markup=False)
 
 
 def demo_command(

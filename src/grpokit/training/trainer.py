@@ -121,15 +121,16 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
     """
     profiles.check_runtime(cfg)
     _warn_if_cpu_busy(console)
-    run_dir = prepare_run_dir(cfg, resume)
     if datasets is None:
         from grpokit.data import load_data
 
         datasets = load_data(cfg.data)
     train_set, eval_set = datasets
-    _warn_unscorable(train_set, eval_set, console)
     # Built once per stage, before any model loads: a bad reward parameter fails now, not after stage 1.
     reward_sets = {id(stage): build_reward_set(cfg, stage) for stage in _stages(cfg)}
+    # Only a config that passed every check gets a run directory: a refused run leaves nothing in runs/.
+    run_dir = prepare_run_dir(cfg, resume)
+    _warn_unscorable(train_set, eval_set, console)
     previous: Path | None = None
     for stage in _stages(cfg):
         final = stage_final(cfg, stage)
