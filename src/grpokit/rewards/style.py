@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from grpokit.completions import prompt_text, texts
 from grpokit.rewards._bound import BatchReward, TextReward
+from grpokit.rewards.answer_format import AnswerFormat
 from grpokit.rewards.registry import RewardConfigError, register
 
 # Bounds on what any style reward reads of one completion. Style is visible in
@@ -272,7 +273,8 @@ def _has_sources(raw: Any) -> bool:
 
 
 @register("citation", aliases=("citations",), family="style")
-def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] = _STYLES):
+def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] = _STYLES, after_answer: bool = False,
+             answer_format: Any = None):
     """Rewards answers that cite their sources, and (with `sources`) cite real ones.
 
     Finds bracket citations ([1], [2, 3], [1-3], [^4]), author-year citations
@@ -289,7 +291,10 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
     text, ...), or a dict id -> text/dict.
     Parameters: target (1), check_sources (True), styles (all of "bracket",
     "author_year", "attribution", "quote"; quotes count only when checked
-    against sources). Columns read: sources (optional).
+    against sources), after_answer (False: citations anywhere count; True: only
+    those after the closing answer tag, `<answer>60 euros</answer> [2]`, so a
+    prompt whose documents are numbered [1], [2] pays nothing when copied
+    back), answer_format (the run's, for that tag). Columns read: sources (optional).
     """
     _check_positive_int("target", target, "citation")
     styles = {styles} if isinstance(styles, str) else set(styles)
@@ -297,12 +302,19 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
     if unknown or not styles:
         raise RewardConfigError(f"citation: styles must be a non-empty subset of {list(_STYLES)}, got {sorted(unknown) or 'nothing'}")
 
+    if not isinstance(after_answer, bool):
+        raise RewardConfigError(f"citation: after_answer must be true or false, got {after_answer!r}")
+    closing = f"</{AnswerFormat.of(answer_format).answer_tag}>" if after_answer else None
     return BatchReward("citation", _citation_batch, target=target, check_sources=bool(check_sources),
-                       styles=frozenset(styles))
+                       styles=frozenset(styles), closing=closing)
 
 
-def _citation_batch(completions, kwargs: dict, target: int, check_sources: bool, styles: frozenset) -> list[float]:
+def _citation_batch(completions, kwargs: dict, target: int, check_sources: bool, styles: frozenset,
+                    closing: str | None = None) -> list[float]:
     items = texts(completions)
+    if closing is not None:
+        # Only what follows the answer block: text without one cites nothing.
+        items = [t[t.rfind(closing) + len(closing):] if closing in t else "" for t in items]
     sources = _column(kwargs, "sources", len(items))
     return [_citation_score(t, s, target, check_sources, styles) for t, s in zip(items, sources)]
 
