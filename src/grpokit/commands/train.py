@@ -56,7 +56,14 @@ def train_command(
         from grpokit.training.trainer import train
 
         console.print(f"run directory: {cfg.run_dir}")
-        run_dir = train(cfg, resume=resume, console=console)
+        try:
+            run_dir = train(cfg, resume=resume, console=console)
+        except KeyboardInterrupt:
+            from grpokit.training.interrupted import interrupted_message
+
+            # Exit 130, as a shell reports Ctrl-C, with where to pick the run up again.
+            console.print(interrupted_message(cfg, config, set_ or []), style="yellow", markup=False, highlight=False)
+            raise typer.Exit(130) from None
         console.print(f"[bold green]done[/bold green]: {run_dir}")
     except (ConfigError, RunError) as exc:
         _fail(console, exc)
