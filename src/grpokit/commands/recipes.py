@@ -56,7 +56,11 @@ def register(app: typer.Typer) -> None:
             draft = target.with_name(f".{target.name}.draft")
             draft.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
             try:
-                load_config(draft)
+                written = load_config(draft)
+                if data is not None:
+                    from grpokit.data import load_data
+
+                    load_data(written.data)  # every row, so an empty prompt is named (file and line) now
             except BaseException:
                 draft.unlink(missing_ok=True)
                 raise

@@ -39,13 +39,13 @@ def _r(name: str, weight: float, **params) -> dict:
     return {"name": name, "weight": weight, "params": params}
 
 
+# No worked example: an echo of the prompt must match no gold answer and cite nothing.
 # Citations go after the answer block: inside it, `60 euros [1]` is not the gold answer `60 euros`
 # to exact_match, and fuzzy_match pays it less.
 KB_QA_SYSTEM_PROMPT = (
-    "Answer the question using only the numbered documents. Think it through inside <reasoning>...</reasoning>. "
-    "Then write the short answer alone inside <answer>...</answer>, and after </answer> cite the documents the "
-    "answer comes from by their numbers, like this:\n<reasoning>\n...\n</reasoning>\n<answer>\n60 euros\n"
-    "</answer> [2]"
+    "Answer the question using only the numbered documents. Think it through inside <reasoning> and </reasoning>. "
+    "Then write the short answer alone inside <answer> and </answer>, and on the same line, right after </answer>, "
+    "put the numbers of the documents the answer comes from in square brackets."
 )
 
 # Correctness carries most of the weight in every preset: format and style
@@ -148,7 +148,7 @@ _PRESETS: dict[str, Preset] = {
             "row does not have costs reward.",
             ("answer", "sources"),
             (
-                _r("fuzzy_match", 2.0, threshold=0.7),  # a near miss pays; several guesses at once do not
+                _r("fuzzy_match", 2.0, threshold=0.8),  # a near miss pays; "14 euros" for "60 euros" (0.75) does not
                 _r("citation", 1.0, after_answer=True),  # the prompt's own [1], [2] labels pay nothing
                 _r("incremental_format", 0.25),
                 _r("repetition_penalty", 0.25),

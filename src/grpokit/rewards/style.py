@@ -292,9 +292,10 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
     Parameters: target (1), check_sources (True), styles (all of "bracket",
     "author_year", "attribution", "quote"; quotes count only when checked
     against sources), after_answer (False: citations anywhere count; True: only
-    those after the closing answer tag, `<answer>60 euros</answer> [2]`, so a
-    prompt whose documents are numbered [1], [2] pays nothing when copied
-    back), answer_format (the run's, for that tag). Columns read: sources (optional).
+    those on the line after the last closing answer tag, `<answer>60 euros</answer> [2]`
+    (or on the next line when that one is empty), so a prompt whose documents
+    are numbered [1], [2] pays nothing when copied back), answer_format (the
+    run's, for that tag). Columns read: sources (optional).
     """
     _check_positive_int("target", target, "citation")
     styles = {styles} if isinstance(styles, str) else set(styles)
@@ -313,10 +314,21 @@ def _citation_batch(completions, kwargs: dict, target: int, check_sources: bool,
                     closing: str | None = None) -> list[float]:
     items = texts(completions)
     if closing is not None:
-        # Only what follows the answer block: text without one cites nothing.
-        items = [t[t.rfind(closing) + len(closing):] if closing in t else "" for t in items]
+        items = [_after_answer(t, closing) for t in items]
     sources = _column(kwargs, "sources", len(items))
     return [_citation_score(t, s, target, check_sources, styles) for t, s in zip(items, sources)]
+
+
+def _after_answer(text: str, closing: str) -> str:
+    """The citation line after the last answer block: the rest of its line, or the next line when that is empty.
+
+    Not everything after it: a completion that copies the prompt back would bring the
+    documents' own `[1]`, `[2]` labels along, on lines of their own.
+    """
+    if closing not in text:
+        return ""
+    line, _, rest = text[text.rfind(closing) + len(closing):].partition("\n")
+    return line if line.strip() else rest.partition("\n")[0]
 
 
 def _citation_score(text: str, raw_sources: Any, target: int, check_sources: bool, styles: frozenset) -> float:
