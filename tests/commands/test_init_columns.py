@@ -17,17 +17,26 @@ def init(tmp_path, *args):
 def test_bom_csv_maps_its_first_column_and_says_bom(tmp_path):
     # Excel's "CSV UTF-8": init failed with "'\ufeffquestion'" and never said BOM.
     data = tmp_path / "excel.csv"
-    data.write_bytes("\ufeffquestion,answer\nWhat is 2+2?,4\n".encode("utf-8"))
+    data.write_bytes(("\ufeffquestion,answer\n" + "What is 2+2?,4\n" * 12).encode("utf-8"))
     result, cfg = init(tmp_path, "qa", "--data", data)
     assert result.exit_code == 0, result.output
     assert cfg["data"]["prompt_column"] == "question" and cfg["data"]["answer_column"] == "answer"
     assert "byte-order mark (BOM" in result.output
 
 
+def test_init_reads_every_row_and_names_an_empty_one(tmp_path):
+    # An empty CSV row passed init; doctor then said "row 8: the prompt column is empty" with no file or line.
+    data = tmp_path / "gaps.csv"
+    data.write_text("question,answer\n" + "q,a\n" * 8 + "\n,b\n" + "q,a\n" * 4, encoding="utf-8")
+    result, cfg = init(tmp_path, "qa", "--data", data)
+    assert result.exit_code == 2 and cfg is None
+    assert f"{data}:11 (row 8): the prompt column is empty" in " ".join(result.output.split())
+
+
 def test_prompt_and_answer_columns_by_option(tmp_path):
     # A `request` column was a dead end: no option named it.
     data = tmp_path / "req.csv"
-    data.write_text("request,reply\nhi,hello\n", encoding="utf-8")
+    data.write_text("request,reply\n" + "hi,hello\n" * 12, encoding="utf-8")
     result, _ = init(tmp_path, "qa", "--data", data)
     assert result.exit_code == 2 and "--prompt-column" in result.output
     result, cfg = init(tmp_path, "qa", "--data", data, "--prompt-column", "request", "--answer-column", "reply")
@@ -42,7 +51,7 @@ def test_json_init_gets_its_own_prompt_and_the_answer_column(tmp_path):
     data = tmp_path / "orders.jsonl"
     row = {"question": "Order: 2 apples", "answer": {"item": "apple", "qty": 2},
            "schema": {"type": "object", "required": ["item", "qty"]}}
-    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    data.write_text((json.dumps(row) + "\n") * 12, encoding="utf-8")
     result, cfg = init(tmp_path, "json", "--data", data)
     assert result.exit_code == 0, result.output
     assert cfg["data"]["answer_column"] == "answer"
@@ -53,7 +62,7 @@ def test_json_init_gets_its_own_prompt_and_the_answer_column(tmp_path):
 def test_kb_qa_init_maps_the_documents(tmp_path, column):
     # `sources` was dropped unless mapped by hand in data.columns.
     data = tmp_path / "kb.csv"
-    data.write_text(f"question,answer,{column}\nHow much?,60 euros,A ticket costs 60 euros. | Open at 9.\n",
+    data.write_text(f"question,answer,{column}\n" + "How much?,60 euros,A ticket costs 60 euros. | Open at 9.\n" * 12,
                     encoding="utf-8")
     result, cfg = init(tmp_path, "kb_qa", "--data", data)
     assert result.exit_code == 0, result.output
