@@ -113,6 +113,7 @@ def check_doctor(result, known_findings: tuple[str, ...] = ()) -> None:
     probes a journey expects doctor to report (see its test)."""
     failed = [line.split("fail", 1)[1].strip() for line in result.output.splitlines() if line.lstrip().startswith("fail ")]
     assert result.exit_code in (0, 1), result.output
+    assert "doctor: probe sampled 1/" in result.output  # the probe's progress (it was minutes of silence)
     for finding in failed:
         probe = re.match(r"rewards: [\w ()]+ / (\w+):", finding)
         assert finding.startswith(MODEL_QUALITY) or (probe and probe.group(1) in known_findings), result.output

@@ -61,5 +61,7 @@ def test_kb_qa_journey(journey_dir):
     # The documents reached the prompt numbered, and the citation reward scored against them.
     sample = read_jsonl(run_dir / "completions.jsonl")[0]
     assert "[1] " in sample["prompt"] and "[2] " in sample["prompt"] and "citation" in sample["scores"]
+    # calibrate says how far it is and shows the questions and a sample, not only prompt indexes.
+    assert "calibrate: sampled 4/4 prompts" in seen["calibrate"] and "asked: Documents: [1]" in seen["calibrate"]
     held_out = re.search(r"on (\d+) held-out prompts", " ".join(seen["eval"].split()))
     assert held_out and int(held_out.group(1)) == 2, seen["eval"]  # 10% of 20 rows

@@ -32,7 +32,11 @@ def register(app: typer.Typer) -> None:
         if config is not None and not config.is_file():
             _fail_usage(f"config file {config} not found")
         try:
-            checks = run_doctor(config, list(set_), probe=probe, probe_prompts=probe_prompts)
+            def progress(done: int, total: int) -> None:
+                # The probe samples whole groups on the CPU: minutes without a word otherwise.
+                typer.echo(f"doctor: probe sampled {done}/{total} groups", err=True)
+
+            checks = run_doctor(config, list(set_), probe=probe, probe_prompts=probe_prompts, progress=progress)
         except ConfigError as exc:
             _fail_usage(str(exc))
         if json_out:
