@@ -82,12 +82,14 @@ def run_journey(page: str, run_name: str, config: str, before_init=None, known_f
     """Every command of the page, each checked; returns what the checks below the commands need."""
     seen: dict = {}
     for argv, comment in page_commands(page):
+        started = time.monotonic()
         if argv[0] == "init" and before_init is not None:
             before_init()  # the user's first try, which the page's data problem stops
         if "Ctrl-C" in comment:
             result = interrupted(argv, Path("runs") / run_name / "checkpoints")
             assert result.exit_code == 130, result.output
             seen["interrupted"] = result.output
+            seen.setdefault("seconds", []).append(("train (Ctrl-C)", round(time.monotonic() - started, 1)))
             continue
         result = grpokit(argv)
         if argv[0] == "doctor":
@@ -100,6 +102,7 @@ def run_journey(page: str, run_name: str, config: str, before_init=None, known_f
         seen[argv[0] if argv[0] != "rewards" else f"rewards {argv[1]}"] = result.output
         if argv[0] == "train":
             seen["resumed"] = result.output
+        seen.setdefault("seconds", []).append((argv[0], round(time.monotonic() - started, 1)))
     return seen
 
 
@@ -125,7 +128,8 @@ def check_resumed_run(run_dir: Path, seen: dict, max_steps: int) -> None:
     assert "interrupted; the last complete checkpoint is" in said and "--resume" in said, said
     assert "resuming run from" in seen["resumed"]
     steps = [r["step"] for r in read_jsonl(run_dir / "completions.jsonl")]
-    assert steps == sorted(steps) and set(steps) == set(range(1, max_steps + 1)), steps  # was 1,2,3,4,3,4
+    # Was 1,2,3,4,3,4 after a resume from checkpoint-2: the redone steps' records appeared twice.
+    assert steps == sorted(steps) and set(steps) == set(range(1, max_steps + 1)), steps
     logged = [r["step"] for r in read_jsonl(run_dir / "metrics.jsonl") if "loss" in r]
     assert logged == list(range(1, max_steps + 1)), logged
     assert (run_dir / "report.html").is_file() and (run_dir / "curves.png").is_file()

@@ -37,4 +37,4 @@ def test_json_journey(journey_dir):
     # init json kept the <reasoning>/<answer> prompt and left answer_column null.
     assert config["data"]["answer_column"] == "answer" and config["data"]["columns"] == {"schema": "schema"}
     assert "JSON object" in config["data"]["system_prompt"] and "<answer>" not in config["data"]["system_prompt"]
-    check_resumed_run(journey_dir / "runs" / "json-output", seen, max_steps=6)
+    check_resumed_run(journey_dir / "runs" / "json-output", seen, max_steps=4)

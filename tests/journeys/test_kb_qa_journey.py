@@ -57,7 +57,7 @@ def test_kb_qa_journey(journey_dir):
     config = Path("kb-qa.yaml").read_text(encoding="utf-8")
     assert "context_column: sources" in config and "after_answer: true" in config
     run_dir = journey_dir / "runs" / "kb-qa"
-    check_resumed_run(run_dir, seen, max_steps=6)
+    check_resumed_run(run_dir, seen, max_steps=4)
     # The documents reached the prompt numbered, and the citation reward scored against them.
     sample = read_jsonl(run_dir / "completions.jsonl")[0]
     assert "[1] " in sample["prompt"] and "[2] " in sample["prompt"] and "citation" in sample["scores"]

@@ -49,3 +49,25 @@ def test_held_out_evaluation_reports_progress_and_is_not_repeated_on_resume(tiny
     assert "held-out evaluation at step 0" not in out.getvalue()
     held = [r["step"] for r in read_jsonl(run_dir / "metrics.jsonl") if "eval/accuracy" in r]
     assert held == [0, 2], held  # was [0, 0, 2]: the baseline measured again on resume
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_resume_without_a_checkpoint_says_it_starts_over(tiny, tmp_path):
+    from grpokit.training.trainer import train
+
+    config = _config(tiny, tmp_path / "run")
+    config["eval"] = {"every": 0}
+    config["training"].update(max_steps=1, save_steps=100)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    # A run stopped before its first checkpoint: it logged, and saved nothing to resume from.
+    (run_dir / "metrics.jsonl").write_text('{"step": 0, "stage": null, "eval/accuracy": 0.0}\n', encoding="utf-8")
+    (run_dir / "completions.jsonl").write_text('{"step": 1, "stage": null, "completion": "x"}\n', encoding="utf-8")
+    out = io.StringIO()
+    train(from_dict(config), resume=True, console=Console(file=out, width=300))
+    said = " ".join(out.getvalue().split())
+    # --resume with no checkpoint started fresh without a word.
+    assert f"--resume: no complete checkpoint in {run_dir / 'checkpoints'}; starting the run again from step 0" in said
+    assert not any("eval/accuracy" in r for r in read_jsonl(run_dir / "metrics.jsonl"))  # the stale line is gone
+    assert "x" not in [r.get("completion") for r in read_jsonl(run_dir / "completions.jsonl")]
