@@ -71,3 +71,26 @@ def test_resume_without_a_checkpoint_says_it_starts_over(tiny, tmp_path):
     assert f"--resume: no complete checkpoint in {run_dir / 'checkpoints'}; starting the run again from step 0" in said
     assert not any("eval/accuracy" in r for r in read_jsonl(run_dir / "metrics.jsonl"))  # the stale line is gone
     assert "x" not in [r.get("completion") for r in read_jsonl(run_dir / "completions.jsonl")]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_ctrl_c_names_the_checkpoint_and_resume_logs_each_step_once(tiny, tmp_path, monkeypatch):
+    import yaml
+
+    from harness import grpokit, interrupted
+
+    monkeypatch.chdir(tmp_path)
+    config = _config(tiny, tmp_path / "run")
+    config["eval"] = {"every": 0}
+    config["training"].update(max_steps=5, save_steps=2, max_completion_length=24)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    stopped = interrupted(["train", "c.yaml"], tmp_path / "run" / "checkpoints")
+    said = " ".join(stopped.output.split())
+    # Ctrl-C printed nothing and exited 130.
+    assert stopped.exit_code == 130, stopped.output
+    assert "interrupted; the last complete checkpoint is" in said and "grpokit train c.yaml --resume" in said, said
+    resumed = grpokit(["train", "c.yaml", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    steps = [r["step"] for r in read_jsonl(tmp_path / "run" / "completions.jsonl")]
+    assert steps == sorted(steps) and set(steps) == {1, 2, 3, 4, 5}, steps  # was 1,2,3,4,3,4,5
