@@ -116,6 +116,7 @@ _PRESETS: dict[str, Preset] = {
                 _r("max_length_penalty", 0.25, max_len=150),
                 _r("repetition_penalty", 0.5),
             ),
+            "Summarize the text in one or two short sentences. Reply with the summary only.",
         ),
         Preset(
             "qa_judge",
