@@ -72,10 +72,16 @@ def train_command(
 def _dry_run(cfg, console) -> None:
     from grpokit.config import profiles
     from grpokit.config.run_config import build_reward_set, dump_yaml
+    from grpokit.errors import ConfigError
 
     # Every reward built with its parameters, as training builds them: a value only the factory
     # judges (a fuzzy_match threshold of 5) fails here, with exit 2 and the reward's name.
-    built = [build_reward_set(cfg, stage) for stage in cfg.stages or [None]]
+    try:
+        built = [build_reward_set(cfg, stage) for stage in cfg.stages or [None]]
+    except ConfigError:
+        raise
+    except Exception as exc:  # a factory's own TypeError on an odd value: still a config problem, exit 2
+        raise ConfigError(f"rewards: building them failed: {type(exc).__name__}: {exc}; fix that reward's params") from exc
 
     console.print("# resolved config", highlight=False)
     console.print(dump_yaml(profiles.resolved_config(cfg)), highlight=False, markup=False)
