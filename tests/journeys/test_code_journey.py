@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import check_resumed_run, grpokit, run_journey
+from harness import check_resumed_run, grpokit, page_blocks, run_journey
 
 # MBPP-style assert lists that compare values: `assert is_even(4)` would pass any truthy object,
 # which the doctor's probe rightly reports as gameable.
@@ -32,6 +32,7 @@ def write_tasks(path: Path) -> None:
 @pytest.mark.timeout(600)
 def test_code_journey(journey_dir):
     write_tasks(journey_dir / "tasks.jsonl")
+    (journey_dir / "samples.jsonl").write_text(page_blocks("journey-code.md", "json")[0], encoding="utf-8")
     seen = run_journey("journey-code.md", "code-generation", "code-generation.yaml")
     config = yaml.safe_load(Path("code-generation.yaml").read_text(encoding="utf-8"))
     assert config["data"]["columns"] == {"test_list": "tests"} and config["data"]["prompt_column"] == "text"
