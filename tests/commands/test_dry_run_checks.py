@@ -56,3 +56,18 @@ def test_column_check_reaches_every_command_that_loads_the_config(tmp_path):
     # doctor --no-probe and rewards probe load the config through load_config: they refuse it too.
     with pytest.raises(ConfigError, match="code_execution reads the `tests` column"):
         load_config(_config(tmp_path, [{"name": "code_execution"}]))
+
+
+def test_citation_with_an_unmapped_sources_column_is_refused(tmp_path):
+    # `sources` was dropped unless mapped in data.columns: citation then checked nothing, silently.
+    data = tmp_path / "kb.csv"
+    data.write_text("question,answer,sources\n" + "How much?,60 euros,A ticket costs 60 euros.\n" * 4, encoding="utf-8")
+    cfg = {"name": "kb", "data": {"source": str(data), "eval_size": 0}, "rewards": [{"name": "citation"}]}
+    path = tmp_path / "kb.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"citation checks citations against the `sources` column.*"
+                                          r"data.columns: \{sources: sources\}"):
+        load_config(path)
+    cfg["data"]["columns"] = {"sources": "sources"}
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    load_config(path)

@@ -51,6 +51,8 @@ def check_reward_columns(specs, where: str, data) -> None:
             name = canonical(spec.name)
         except ValueError:
             continue  # unknown names are reported by the reward check
+        if name == "citation":
+            _check_sources(spec, i, where, data, delivered)
         need = NEEDS.get(name)
         if need is None:
             continue
@@ -61,3 +63,20 @@ def check_reward_columns(specs, where: str, data) -> None:
         given = ", ".join(sorted(delivered)) or "none"
         raise ConfigError(f"{where}[{i}] {name} reads the `{column}` column, which the data does not provide "
                           f"(it provides: {given}); {fix}")
+
+
+def _check_sources(spec, i: int, where: str, data, delivered: set[str]) -> None:
+    """citation runs without `sources` (it then only counts citations), so a missing column is no error,
+    except when the file has a documents column that no mapping passes on: that is a forgotten line."""
+    from grpokit.data.columns import guess_column
+    from grpokit.data.config import parse_source
+    from grpokit.data.files import columns_of
+
+    src = parse_source(data.source)
+    if "sources" in delivered or src.kind != "file" or (spec.params or {}).get("check_sources") is False:
+        return
+    found = guess_column(columns_of(src.name, src.fmt), "sources")
+    if found is not None:
+        raise ConfigError(f"{where}[{i}] citation checks citations against the `sources` column, and {data.source} has "
+                          f"a `{found}` column that data.columns does not pass on; add data.columns: {{{found}: sources}} "
+                          "(or set the reward's check_sources: false)")
