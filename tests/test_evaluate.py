@@ -305,7 +305,10 @@ def test_eval_command_lora_checkpoint(eval_run):
     out = cli("eval", eval_run["config"], "--checkpoint", eval_run["lora"], "--k", 2, "--max-prompts", 3, "--accuracy", "none")
     assert out.exit_code == 0, out.output
     saved = json.loads((eval_run["run_dir"] / "eval.json").read_text())
-    assert saved["checkpoint"] == str(eval_run["lora"]) and saved["held_out_prompts"] == 6
+    assert saved["checkpoint"] == str(eval_run["lora"])
+    # It said "on 6 held-out prompts" when --max-prompts 3 evaluated 3.
+    assert (saved["held_out_prompts"], saved["held_out_available"]) == (3, 6)
+    assert "on 3 held-out prompts (of 6)" in out.output
     for side in ("before", "after"):
         assert saved[side]["prompts"] == 3 and saved[side]["samples_per_prompt"] == 2
         assert saved[side]["weights"] == {"eval_cli_tag": 0.5} and saved[side]["settings"]["max_new_tokens"] == 8

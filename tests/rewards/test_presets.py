@@ -12,9 +12,10 @@ import grpokit.rewards as rewards
 from grpokit.rewards import RewardConfigError, canonical, get
 from grpokit.rewards.presets import get_preset, preset, preset_spec, presets
 
-PRESETS = ["math_reasoning", "code_generation", "summarization", "qa", "json_output", "summarization_judge", "qa_judge"]
+PRESETS = ["math_reasoning", "code_generation", "summarization", "qa", "json_output", "summarization_judge", "qa_judge",
+           "kb_qa"]
 CONSTANTS = ["MATH_REASONING", "CODE_GENERATION", "SUMMARIZATION", "QA", "JSON_OUTPUT", "SUMMARIZATION_JUDGE",
-             "QA_JUDGE"]
+             "QA_JUDGE", "KB_QA"]
 
 
 def _registered(name: str) -> bool:

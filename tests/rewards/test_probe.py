@@ -35,6 +35,9 @@ PRESET_ROWS = {
     "json_output": [{"prompt": _msg("Give a person as JSON with name and age."),
                      "schema": {"type": "object", "required": ["name", "age"],
                                 "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}}}}],
+    "kb_qa": [{"prompt": _msg("Documents:\n[1] The museum opens at 9 am.\n[2] A ticket costs 14 euros.\n\n"
+                              "Question: How much is a ticket?"), "answer": "14 euros",
+               "sources": ["The museum opens at 9 am.", "A ticket costs 14 euros."]}],
 }
 
 

@@ -32,12 +32,25 @@ def calibrate_command(
         for p in result["per_prompt"]:
             rate = "n/a" if p["pass_rate"] is None else f"{p['pass_rate']:.2f}"
             typer.echo(f"prompt {p['index']:>4}  pass rate {rate:>5}  P(zero variance) {p['zero_variance']:.2f}  {p['verdict']}")
+            # The prompt and one sample: an index alone sends the reader to the data file.
+            typer.echo(f"    asked: {_one_line(p.get('prompt', ''))}")
+            typer.echo(f"    a sample: {_one_line(p.get('example', ''))}")
         typer.echo(suggestion(result))
     if write:
         count = write_rows(write, rows, result, curriculum=curriculum)
         typer.echo(f"wrote {count} in-range rows to {write}; train on them with data: {{source: {write}, "
                    "prompt_column: prompt, answer_column: answer, system_prompt: null}"
                    + (" and training.shuffle_dataset: false" if curriculum else ""), err=as_json)
+
+
+def _one_line(text: str, width: int = 100) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def _progress(done: int, total: int) -> None:
+    # Sampling K completions per prompt on a CPU takes minutes: say how far it is, on stderr.
+    typer.echo(f"calibrate: sampled {done}/{total} prompts", err=True)
 
 
 def _calibrate(config: str, overrides: list[str], samples: int, prompts: int):
@@ -57,7 +70,7 @@ def _calibrate(config: str, overrides: list[str], samples: int, prompts: int):
                        num_generations=int(training["num_generations"]),
                        accuracy=default_accuracy([r.get("answer") for r in rows], cfg.data.answer_format),
                        max_new_tokens=int(training["max_completion_length"]),
-                       temperature=float(training["temperature"]))
+                       temperature=float(training["temperature"]), progress=_progress)
     return result, rows
 
 

@@ -20,7 +20,12 @@ def doctor(
 
     if config is not None and not config.is_file():
         raise ConfigError(f"config file {config} not found")  # printed by grpokit.commands.guard, exit 2
-    checks = run_doctor(config, list(set_), probe=probe, probe_prompts=probe_prompts)
+
+    def progress(done: int, total: int) -> None:
+        # The probe samples whole groups on the CPU: minutes without a word otherwise.
+        typer.echo(f"doctor: probe sampled {done}/{total} groups", err=True)
+
+    checks = run_doctor(config, list(set_), probe=probe, probe_prompts=probe_prompts, progress=progress)
     if json_out:
         import json
 

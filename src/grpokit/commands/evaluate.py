@@ -42,7 +42,9 @@ def eval_command(
     if as_json:
         typer.echo(json.dumps(result, indent=2, default=str))
         return
-    typer.echo(f"{result['checkpoint']} on {result['held_out_prompts']} held-out prompts of {result['data']}")
+    shown, available = result["held_out_prompts"], result["held_out_available"]
+    of = f" (of {available})" if shown != available else ""
+    typer.echo(f"{result['checkpoint']} on {shown} held-out prompts{of} of {result['data']}")
     typer.echo(format_table(result["before"], result["after"]))
     typer.echo(f"written: {result['path']}")
 

@@ -29,8 +29,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command("init")
     def init(
-        task: str = typer.Argument(..., help="math | code | qa | summarization | json"),
+        task: str = typer.Argument(..., help="math | code | qa | kb_qa | summarization | json"),
         data: Optional[str] = typer.Option(None, "--data", help="your .csv/.jsonl/.parquet file"),
+        prompt_column: Optional[str] = typer.Option(None, "--prompt-column", help="the column with the prompts"),
+        answer_column: Optional[str] = typer.Option(None, "--answer-column", help="the column with the gold answers"),
         output: Path = typer.Option(None, "--output", "-o", help="where to write (default <task>.yaml)"),
         name: Optional[str] = typer.Option(None, "--name", help="run name"),
         model: Optional[str] = typer.Option(None, "--model", help="HF id, local dir or .gguf"),
@@ -40,18 +42,25 @@ def register(app: typer.Typer) -> None:
         import yaml
 
         from grpokit.config.run_config import load_config
-        from grpokit.config.starter import build_init_config
+        from grpokit.config.starter import bom_note, build_init_config
         from grpokit.errors import ConfigError
 
         # A ConfigError here is printed by grpokit.commands.guard (exit 2).
-        cfg = build_init_config(task, data, name, model)
+        cfg = build_init_config(task, data, name, model, prompt_column, answer_column)
+        note = bom_note(data)
+        if note:
+            typer.echo(note)
         target = output or Path(f"{cfg['name']}.yaml")
         if target.exists() and not force:
             raise ConfigError(f"{target} exists; pass --force to overwrite or --output to pick another path")
         draft = target.with_name(f".{target.name}.draft")
         draft.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         try:
-            load_config(draft)
+            written = load_config(draft)
+            if data is not None:
+                from grpokit.data import load_data
+
+                load_data(written.data)  # every row, so an empty prompt is named (file and line) now
         except BaseException:
             draft.unlink(missing_ok=True)
             raise

@@ -56,7 +56,14 @@ def train_command(
         from grpokit.training.trainer import train
 
         console.print(f"run directory: {cfg.run_dir}")
-        run_dir = train(cfg, resume=resume, console=console)
+        try:
+            run_dir = train(cfg, resume=resume, console=console)
+        except KeyboardInterrupt:
+            from grpokit.training.interrupted import interrupted_message
+
+            # Exit 130, as a shell reports Ctrl-C, with where to pick the run up again.
+            console.print(interrupted_message(cfg, config, set_ or []), style="yellow", markup=False, highlight=False)
+            raise typer.Exit(130) from None
         console.print(f"[bold green]done[/bold green]: {run_dir}")
     except (ConfigError, RunError) as exc:
         _fail(console, exc)
@@ -64,7 +71,17 @@ def train_command(
 
 def _dry_run(cfg, console) -> None:
     from grpokit.config import profiles
-    from grpokit.config.run_config import dump_yaml
+    from grpokit.config.run_config import build_reward_set, dump_yaml
+    from grpokit.errors import ConfigError
+
+    # Every reward built with its parameters, as training builds them: a value only the factory
+    # judges (a fuzzy_match threshold of 5) fails here, with exit 2 and the reward's name.
+    try:
+        built = [build_reward_set(cfg, stage) for stage in cfg.stages or [None]]
+    except ConfigError:
+        raise
+    except Exception as exc:  # a factory's own TypeError on an odd value: still a config problem, exit 2
+        raise ConfigError(f"rewards: building them failed: {type(exc).__name__}: {exc}; fix that reward's params") from exc
 
     console.print("# resolved config", highlight=False)
     console.print(dump_yaml(profiles.resolved_config(cfg)), highlight=False, markup=False)
@@ -78,6 +95,9 @@ def _dry_run(cfg, console) -> None:
                       highlight=False, markup=False)
         console.print(f"# effective generation batch {args.generation_batch_size}, "
                       f"num_generations {args.num_generations}", highlight=False)
+    for stage, rewards in zip(cfg.stages or [None], built):
+        label = f" for stage {stage.name}" if stage is not None else ""
+        console.print(f"# rewards{label}, built: {rewards.describe()}", highlight=False, markup=False)
 
 
 def demo_command(

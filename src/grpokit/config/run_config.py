@@ -475,6 +475,10 @@ def validate_config(cfg: RunConfig, *, check_data: bool = True) -> None:
     check_tools(cfg.tools, cfg.environment, resolve_training(cfg, None), cfg.data.conversational)
     check_eval(cfg.eval, cfg.data.eval_size)
     if check_data:
+        from grpokit.config.reward_columns import check_reward_columns
         from grpokit.data import validate_data
 
         validate_data(cfg.data)
+        for stage in cfg.stages or [None]:
+            where = "rewards" if stage is None or stage.rewards is None else f"stages[{stage.name}].rewards"
+            check_reward_columns(cfg.rewards_for(stage), where, cfg.data)

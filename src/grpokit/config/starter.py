@@ -4,6 +4,7 @@ from __future__ import annotations
 from grpokit.data.columns import COLUMN_GUESSES, guess_column
 from grpokit.data.config import parse_source
 from grpokit.data.files import columns_of
+from grpokit.data.locations import starts_with_bom
 from grpokit.errors import ConfigError
 from grpokit.rewards.presets import get_preset
 from grpokit.rewards.registry import RewardConfigError
@@ -12,35 +13,69 @@ from grpokit.rewards.registry import RewardConfigError
 SYNTHETIC_FOR = {"math_reasoning": "synthetic:arithmetic", "json_output": "synthetic:json"}
 
 
-def _data_section(task: str, data: str, roles) -> dict:
+def _named(available: list[str], column: str, option: str, data: str) -> str:
+    if column not in available:
+        raise ConfigError(f"{option} {column!r}: {data} has no such column; its columns are {available}")
+    return column
+
+
+def _data_section(task: str, data: str, roles, prompt_column: str | None, answer_column: str | None) -> dict:
     source = parse_source(data)
     if source.kind != "file":
         raise ConfigError(f"--data takes a local .csv, .jsonl or .parquet file, got {data!r}")
     available = columns_of(source.name, source.fmt)
-    prompt = guess_column(available, "prompt")
+    if prompt_column is not None:
+        prompt = _named(available, prompt_column, "--prompt-column", data)
+    else:
+        prompt = guess_column(available, "prompt")
     if prompt is None:
         raise ConfigError(
             f"{data} has no prompt column I recognise (looked for {', '.join(COLUMN_GUESSES['prompt'])}); "
-            f"its columns are {available}: rename one, or set data.prompt_column in the written config"
+            f"its columns are {available}: name it with --prompt-column COLUMN"
         )
     section: dict = {"source": data, "prompt_column": prompt, "answer_column": None, "columns": {}}
+    taken = {prompt}
+    if answer_column is not None:
+        section["answer_column"] = _named(available, answer_column, "--answer-column", data)
+        taken.add(answer_column)
     for role in roles:
-        found = guess_column([c for c in available if c != prompt], role)
+        if role == "answer" and section["answer_column"]:
+            continue
+        found = guess_column([c for c in available if c not in taken], role)
         if found is None:
+            option = " (or name it with --answer-column COLUMN)" if role == "answer" else ""
             raise ConfigError(
                 f"task {task!r} scores against a {role!r} column, and {data} has none of "
-                f"{', '.join(COLUMN_GUESSES[role])}; its columns are {available}"
+                f"{', '.join(COLUMN_GUESSES[role])}{option}; its columns are {available}"
             )
+        taken.add(found)
         if role == "answer":
             section["answer_column"] = found
         else:
             section["columns"][found] = role
+        if role == "sources":
+            section["context_column"] = found  # the documents are shown in the prompt, numbered as cited
+    if section["answer_column"] is None:
+        # A gold answer the preset does not score still feeds evaluation's accuracy and the report.
+        section["answer_column"] = guess_column([c for c in available if c not in taken], "answer")
     if not section["columns"]:
         del section["columns"]
     return section
 
 
-def build_init_config(task: str, data: str | None, name: str | None, model: str | None) -> dict:
+def bom_note(data: str | None) -> str | None:
+    """A line for `init` to print when the file starts with a byte-order mark, which grpokit reads past."""
+    if data is None:
+        return None
+    source = parse_source(data)
+    if source.kind == "file" and starts_with_bom(source.name):
+        return (f"note: {data} starts with a UTF-8 byte-order mark (BOM; Excel's \"CSV UTF-8\" writes one); "
+                "grpokit reads past it, so the first column is named as you see it")
+    return None
+
+
+def build_init_config(task: str, data: str | None, name: str | None, model: str | None,
+                      prompt_column: str | None = None, answer_column: str | None = None) -> dict:
     """A starting config for `task` from its preset, with `data`'s columns mapped."""
     try:
         spec = get_preset(task)
@@ -49,9 +84,13 @@ def build_init_config(task: str, data: str | None, name: str | None, model: str 
     if data is None:
         if spec.name not in SYNTHETIC_FOR:
             raise ConfigError(f"task {spec.name!r} needs a data file: pass --data FILE (.csv, .jsonl or .parquet)")
+        if prompt_column or answer_column:
+            raise ConfigError("--prompt-column and --answer-column name columns of --data FILE; pass --data too")
         data_cfg = {"source": SYNTHETIC_FOR[spec.name]}
     else:
-        data_cfg = _data_section(spec.name, data, spec.columns)
+        data_cfg = _data_section(spec.name, data, spec.columns, prompt_column, answer_column)
+    if spec.system_prompt is not None:
+        data_cfg["system_prompt"] = spec.system_prompt
     return {
         "name": name or f"{spec.name.replace('_', '-')}",
         "description": spec.description,

@@ -8,6 +8,7 @@ COLUMN_GUESSES = {
     "tests": ("tests", "test", "test_code", "test_list", "test_cases"),
     "reference": ("reference", "summary", "highlights", "target", "abstract"),
     "schema": ("schema", "json_schema"),
+    "sources": ("sources", "documents", "context", "passages", "docs", "references"),
 }
 
 

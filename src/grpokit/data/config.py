@@ -34,6 +34,15 @@ class DataConfig:
         Set it to null for data without gold answers (e.g. summarization).
     columns: more columns to pass to the rewards, dataset column -> keyword
         name, e.g. {"test_code": "tests"}.
+    list_columns: columns whose cells hold several items (grpokit.data.list_cells):
+        a CSV cell is read as a JSON list or as items separated by
+        `list_separator`. The column mapped onto `sources` and `context_column`
+        are list columns without being named here.
+    list_separator: what separates the items of a CSV list cell that is not a
+        JSON list (default `|`).
+    context_column: a list column whose items are shown in the prompt as
+        numbered documents, `[1] ...`, above the question (knowledge-base QA:
+        the numbers are what a `[1]` citation points to).
     system_prompt: prepended as a system message (or as text when
         `conversational` is false); null for none. The default asks for the
         answer format's shape.
@@ -61,6 +70,9 @@ class DataConfig:
     prompt_column: str = "question"
     answer_column: str | None = "answer"
     columns: dict[str, str] = field(default_factory=dict)
+    list_columns: list[str] = field(default_factory=list)
+    list_separator: str = "|"
+    context_column: str | None = None
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
     answer_format: AnswerFormat = field(default_factory=AnswerFormat)
     conversational: bool = True
@@ -96,6 +108,12 @@ def check_fields(cfg: DataConfig) -> None:
         raise ConfigError(f"data.columns maps onto {clash}, which TRL passes to rewards itself: pick another keyword name")
     if "answer" in cfg.columns.values() and cfg.answer_column:
         raise ConfigError("data.columns maps a column onto `answer`, which answer_column already fills: set answer_column to that column instead")
+    if not isinstance(cfg.list_columns, list) or not all(isinstance(c, str) and c for c in cfg.list_columns):
+        raise ConfigError("data.list_columns must list column names, e.g. [sources]")
+    if not isinstance(cfg.list_separator, str) or not cfg.list_separator:
+        raise ConfigError("data.list_separator must be the text between a CSV list cell's items, e.g. `|`")
+    if cfg.context_column is not None and (not isinstance(cfg.context_column, str) or not cfg.context_column):
+        raise ConfigError("data.context_column must name the column of documents shown in the prompt, or be null")
     eval_size = cfg.eval_size
     if isinstance(eval_size, bool) or not isinstance(eval_size, (int, float)):
         raise ConfigError(f"data.eval_size must be a fraction like 0.1 or a row count like 200, not {eval_size!r}")
@@ -166,3 +184,12 @@ def _file_source(path: str, source: str) -> Source:
             "use a .csv, .jsonl, .json or .parquet file, `hf:<name>` or `synthetic:<task>`"
         )
     return Source("file", str(Path(path).expanduser()), fmt=fmt)
+
+
+def list_columns_of(cfg: DataConfig) -> list[str]:
+    """The data set's columns read as lists: named in list_columns, mapped onto `sources`, or the context column."""
+    found = list(cfg.list_columns)
+    found += [source for source, target in cfg.columns.items() if target == "sources"]
+    if cfg.context_column:
+        found.append(cfg.context_column)
+    return list(dict.fromkeys(found))

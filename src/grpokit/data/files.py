@@ -45,7 +45,8 @@ def columns_of(path: str, fmt: str) -> list[str]:
 
 
 def _csv_columns(p: Path) -> list[str]:
-    with p.open(newline="", encoding="utf-8") as f:
+    # utf-8-sig: Excel's "CSV UTF-8" starts with a byte-order mark, which would stick to the first column's name.
+    with p.open(newline="", encoding="utf-8-sig") as f:
         header = next(csv.reader(f), None)
     if not header or not any(h.strip() for h in header):
         raise ConfigError(f"cannot read {p}: the CSV file is empty or has no header row; its first line must name the columns")
@@ -53,7 +54,7 @@ def _csv_columns(p: Path) -> list[str]:
 
 
 def _json_columns(p: Path) -> list[str]:
-    with p.open(encoding="utf-8") as f:
+    with p.open(encoding="utf-8-sig") as f:
         line = ""
         for line in f:
             if line.strip():
@@ -87,7 +88,9 @@ def load_file(path: str, fmt: str):
     level = library_log.level
     library_log.setLevel(logging.CRITICAL)
     try:
-        return datasets.load_dataset(fmt, data_files=str(p.resolve()), split="train")
+        # A CSV saved with a byte-order mark (Excel's "CSV UTF-8") reads like any other.
+        options = {"encoding": "utf-8-sig"} if fmt == "csv" else {}
+        return datasets.load_dataset(fmt, data_files=str(p.resolve()), split="train", **options)
     except Exception as exc:
         cause = exc.__cause__ or exc  # datasets wraps the reader's own error in DatasetGenerationError
         problem = find_problem(p, fmt)

@@ -18,7 +18,7 @@ def read_objects(path: str | Path) -> Iterator[tuple[int, dict]]:
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, 1):
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark opens some files
             except UnicodeDecodeError as exc:
                 raise JsonlError(f"{path}:{number}: not UTF-8 text ({exc.reason}); re-save the file as UTF-8") from None
             if not line.strip():

@@ -5,6 +5,7 @@ from contextlib import contextmanager
 
 from grpokit.data import files, gold, synthetic
 from grpokit.data.config import DataConfig, Source, check_fields, parse_source
+from grpokit.data.locations import RowLocator
 from grpokit.errors import ConfigError
 
 
@@ -23,6 +24,9 @@ def _check_columns(cfg: DataConfig, available: list[str], where: str) -> None:
     if cfg.answer_column:
         wanted.append(("data.answer_column", cfg.answer_column))
     wanted += [("data.columns", col) for col in cfg.columns]
+    wanted += [("data.list_columns", col) for col in cfg.list_columns]
+    if cfg.context_column:
+        wanted.append(("data.context_column", cfg.context_column))
     missing = [(key, col) for key, col in wanted if col not in available]
     if missing:
         named = "; ".join(f"{key} names `{col}`" for key, col in missing)
@@ -109,7 +113,8 @@ def _load(cfg: DataConfig):
     passthrough = synthetic.task(src.name).passthrough if src.kind == "synthetic" else ()
     from grpokit.data.prompts import to_training_rows
 
-    ds = to_training_rows(ds, cfg, passthrough)
+    locate = RowLocator(src.name if src.kind == "file" else None, src.fmt, label=cfg.source)
+    ds = to_training_rows(ds, cfg, passthrough, locate)
     if cfg.answer_column and cfg.require_answers:
         missing = gold.missing_rows(ds["answer"])
         if missing:

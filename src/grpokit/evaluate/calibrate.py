@@ -27,6 +27,8 @@ class PromptDifficulty:
     zero_variance: float          # P(a group of num_generations has one reward value)
     mean_reward: float | None
     verdict: str                  # too_easy | too_hard | in_range
+    prompt: str = ""              # the question (its last message), so a reader need not look the index up
+    example: str = ""             # the first sampled completion, to see what the pass rate was made of
 
 
 def zero_variance_chance(totals: Sequence[float | None], group: int, decimals: int = 6) -> float:
@@ -51,7 +53,7 @@ def _verdict(pass_rate: float | None, zero: float, easy: float, hard: float) -> 
 def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Callable], weights: Sequence[float],
               *, samples: int, num_generations: int, accuracy: Callable | None = None, max_new_tokens: int = 256,
               temperature: float = 1.0, top_p: float = 1.0, batch_size: int = 4, seed: int = 0,
-              easy: float = 1.0, hard: float = 0.0) -> dict:
+              easy: float = 1.0, hard: float = 0.0, progress: Callable[[int, int], None] | None = None) -> dict:
     """Sample `samples` completions per row, score them, and summarise difficulty (see the module doc)."""
     from grpokit.health.doctor import ProbeGroup, score_groups
     from grpokit.rewards.reward_set import RewardSet
@@ -63,7 +65,8 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
     if not rows:
         raise ValueError("no prompts to calibrate on")
     generated = generate_samples(model, tokenizer, list(rows), k=samples, max_new_tokens=max_new_tokens,
-                                 temperature=temperature, top_p=top_p, batch_size=batch_size, seed=seed)
+                                 temperature=temperature, top_p=top_p, batch_size=batch_size, seed=seed,
+                                 progress=progress)
     from grpokit.completions import prompt_text, to_text
 
     groups = [ProbeGroup(prompt=prompt_text(s["row"]["prompt"]), completions=[to_text(c) for c in s["completions"]],
@@ -83,7 +86,8 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
         zero = zero_variance_chance(group.totals, num_generations)
         finite = [t for t in group.totals if t is not None]
         prompts.append(PromptDifficulty(index, pass_rate, zero, statistics.fmean(finite) if finite else None,
-                                        _verdict(pass_rate, zero, easy, hard)))
+                                        _verdict(pass_rate, zero, easy, hard), _question(rows[index]["prompt"]),
+                                        group.completions[0] if group.completions else ""))
     counts = Counter(p.verdict for p in prompts)
     return {
         "prompts": len(prompts), "samples": samples, "num_generations": num_generations,
@@ -93,6 +97,15 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
         "accuracy_reward": getattr(accuracy, "__name__", None) if accuracy is not None else None,
         "per_prompt": [asdict(p) for p in prompts],
     }
+
+
+def _question(prompt) -> str:
+    """The user's question: the last message of a chat prompt, or the text."""
+    from grpokit.completions import prompt_text
+
+    if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict):
+        return str(prompt[-1].get("content", ""))
+    return prompt_text(prompt)
 
 
 def _mean(values: list[float | None]) -> float | None:

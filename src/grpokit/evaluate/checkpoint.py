@@ -139,7 +139,9 @@ def evaluate_checkpoint(
         "model": cfg.model.name,
         "checkpoint": str(ckpt),
         "data": eval_source or cfg.data.source,
-        "held_out_prompts": len(held_out),
+        # The prompts evaluated (--max-prompts may take fewer than the split holds), and the split's size.
+        "held_out_prompts": len(held_out) if max_prompts is None else min(max_prompts, len(held_out)),
+        "held_out_available": len(held_out),
     }
     from grpokit.run_directory.layout import EVAL
 

@@ -86,12 +86,20 @@ class HeldOutEvalCallback(TrainerCallback):
 
         started = time.perf_counter()
         padding_side = getattr(tokenizer, "padding_side", None)
+        progress = None
+        if self.console is not None:
+            # The step-0 evaluation runs before the first step's line: without these it is minutes of silence.
+            self.console.print(f"  held-out evaluation at step {step}: {len(self.rows)} prompts x {self.samples} "
+                               f"samples, up to {self.max_new_tokens} tokens each", highlight=False)
+
+            def progress(done: int, total: int) -> None:
+                self.console.print(f"  held-out at step {step}: {done}/{total} prompts", highlight=False)
         # Seeded sampling must not reset the stream training samples from.
         with torch.random.fork_rng(devices=[]):
             result = evaluate(model, tokenizer, self.rows, self.reward_funcs, self.weights, k=self.samples, accuracy=self.accuracy,
                               max_new_tokens=self.max_new_tokens, temperature=self.temperature,
                               batch_size=max(1, 64 // self.samples), seed=self.seed,
-                              answer_format=self.answer_format)
+                              answer_format=self.answer_format, progress=progress)
         if padding_side is not None:
             tokenizer.padding_side = padding_side  # TRL pads its own batches as it set up
         record = {"step": step, "stage": self.stage, "time": time.time(), **flat_metrics(result),

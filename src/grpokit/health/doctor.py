@@ -67,8 +67,8 @@ def score_groups(groups: list[ProbeGroup], rewards: RewardSet, rows: Sequence[di
 
 def generate_groups(model: Any, tokenizer: Any, prompts: Sequence[Any], *, num_generations: int,
                     max_completion_length: int, temperature: float = 1.0, top_p: float = 1.0,
-                    seed: int = 0) -> list[ProbeGroup]:
-    """Sample num_generations completions per prompt, as GRPO will at step 1."""
+                    seed: int = 0, progress: Callable[[int, int], None] | None = None) -> list[ProbeGroup]:
+    """Sample num_generations completions per prompt, as GRPO will at step 1; `progress(done, total)` after each."""
     import torch
 
     torch.manual_seed(seed)
@@ -104,6 +104,8 @@ def generate_groups(model: Any, tokenizer: Any, prompts: Sequence[Any], *, num_g
                 completions.append(tokenizer.decode(kept, skip_special_tokens=True))
             groups.append(ProbeGroup(prompt=prompt_text(prompt), completions=completions,
                                      lengths=lengths, truncated=truncated))
+            if progress is not None:
+                progress(len(groups), len(prompts))
     finally:
         model.train(was_training)
     return groups
@@ -199,12 +201,13 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
 def run_probe(model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], reward_funcs: Sequence[Callable],
               weights: Sequence[float] | None = None, *, num_generations: int = 4, max_completion_length: int = 256,
               temperature: float = 1.0, health: HealthConfig | None = None,
-              seed: int = 0) -> tuple[list[ProbeGroup], list[Check]]:
+              seed: int = 0, progress: Callable[[int, int], None] | None = None) -> tuple[list[ProbeGroup], list[Check]]:
     """Generate, score and analyze: the doctor's probe on plain inputs (rows have a `prompt`)."""
     rewards = RewardSet(reward_funcs, weights)
     prompts = [row["prompt"] for row in rows]
     groups = generate_groups(model, tokenizer, prompts, num_generations=num_generations,
-                             max_completion_length=max_completion_length, temperature=temperature, seed=seed)
+                             max_completion_length=max_completion_length, temperature=temperature, seed=seed,
+                             progress=progress)
     conversational = any(isinstance(p, list) for p in prompts)
     score_groups(groups, rewards, rows, prompts, conversational)
     return groups, analyze_probe(groups, max_completion_length, health)
@@ -222,7 +225,8 @@ def _training(cfg: RunConfig) -> dict[str, Any]:
 
 def config_checks(cfg: RunConfig, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]],
                   reward_funcs: Sequence[Callable], weights: Sequence[float], *, probe: bool = True,
-                  probe_prompts: int = 4, cuda: bool | None = None) -> list[Check]:
+                  probe_prompts: int = 4, cuda: bool | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> list[Check]:
     """Memory, token lengths and the probe for a loaded config."""
     training = _training(cfg)
     hc = HealthConfig.from_dict(cfg.health)
@@ -247,7 +251,7 @@ def config_checks(cfg: RunConfig, model: Any, tokenizer: Any, rows: Sequence[dic
         sample = list(rows[:probe_prompts])
         _, probe_checks = run_probe(model, tokenizer, sample, reward_funcs, weights,
                                     num_generations=num_generations, max_completion_length=limit,
-                                    temperature=float(training["temperature"]), health=hc)
+                                    temperature=float(training["temperature"]), health=hc, progress=progress)
         checks += probe_checks
     return checks
 
@@ -306,7 +310,8 @@ def _prompt_as_text(tokenizer: Any, prompt: Any) -> str:
 
 
 def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] = (), *, probe: bool = True,
-               probe_prompts: int = 4, length_rows: int = 200, exploits: bool = True) -> list[Check]:
+               probe_prompts: int = 4, length_rows: int = 200, exploits: bool = True,
+               progress: Callable[[int, int], None] | None = None) -> list[Check]:
     """All checks. Raises ConfigError for a config that does not load (the CLI maps it to exit 2).
     `exploits`: probe the rewards with adversarial completions from the data's rows (doctor_exploits)."""
     if config_path is None:
@@ -362,7 +367,7 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
         return checks + [Check("config", "model", "fail", str(exc), "fix model.name")]
     checks.append(Check("config", "model", "ok", f"{cfg.model.name} loaded"))
     return checks + config_checks(cfg, model, tokenizer, rows, rewards.funcs, rewards.weights, probe=probe,
-                                  probe_prompts=probe_prompts)
+                                  probe_prompts=probe_prompts, progress=progress)
 
 
 def _check_judges(funcs) -> None:

@@ -203,6 +203,9 @@ def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[st
     elif len(panel.keys) > 1 or ax.collections:
         ax.legend(fontsize=7, loc="best")
     ax.grid(alpha=0.2)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no 1.5 on a 3-step run
 
 
 def _alert_steps(run: RunData) -> dict[str, list[int]]:

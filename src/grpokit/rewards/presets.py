@@ -26,6 +26,9 @@ class Preset:
     description: str  # what the mix trains for, in one or two sentences
     columns: tuple[str, ...]  # data-set columns the rewards read
     rewards: tuple[dict, ...]  # {"name", "weight", "params"}
+    # The system prompt a config for this preset starts with; None: the answer format's default
+    # (<reasoning>/<answer>), which is wrong for presets whose rewards read something else.
+    system_prompt: str | None = None
 
     def spec(self) -> list[dict]:
         """The reward list as a config would write it (a fresh copy)."""
@@ -35,6 +38,15 @@ class Preset:
 def _r(name: str, weight: float, **params) -> dict:
     return {"name": name, "weight": weight, "params": params}
 
+
+# No worked example: an echo of the prompt must match no gold answer and cite nothing.
+# Citations go after the answer block: inside it, `60 euros [1]` is not the gold answer `60 euros`
+# to exact_match, and fuzzy_match pays it less.
+KB_QA_SYSTEM_PROMPT = (
+    "Answer the question using only the numbered documents. Think it through inside <reasoning> and </reasoning>. "
+    "Then write the short answer alone inside <answer> and </answer>, and on the same line, right after </answer>, "
+    "put the numbers of the documents the answer comes from in square brackets."
+)
 
 # Correctness carries most of the weight in every preset: format and style
 # terms shape how the answer is written but must never outbid being right.
@@ -65,6 +77,7 @@ _PRESETS: dict[str, Preset] = {
                 _r("code_block_format", 0.25),
                 _r("repetition_penalty", 0.25),
             ),
+            "Write a correct Python function for the task. Reply with one ```python code block and nothing else.",
         ),
         Preset(
             "summarization",
@@ -77,6 +90,7 @@ _PRESETS: dict[str, Preset] = {
                 _r("repetition_penalty", 0.5),
                 _r("language_consistency", 0.25),
             ),
+            "Summarize the text in one or two short sentences. Reply with the summary only.",
         ),
         Preset(
             "qa",
@@ -102,6 +116,7 @@ _PRESETS: dict[str, Preset] = {
                 _r("max_length_penalty", 0.25, max_len=150),
                 _r("repetition_penalty", 0.5),
             ),
+            "Summarize the text in one or two short sentences. Reply with the summary only.",
         ),
         Preset(
             "qa_judge",
@@ -124,13 +139,30 @@ _PRESETS: dict[str, Preset] = {
                 _r("json_format", 0.5),
                 _r("json_schema", 2.0),
             ),
+            "Reply with a single JSON object that follows the schema the request gives, and nothing else.",
+        ),
+        Preset(
+            "kb_qa",
+            "Knowledge-base QA with citations: each prompt shows the row's `sources` as numbered documents; the "
+            "answer inside <answer> must match `answer` (fuzzy match, so a near miss pays some), and the "
+            "documents it comes from are cited by number after </answer>, `[2]`; a citation of a document the "
+            "row does not have costs reward.",
+            ("answer", "sources"),
+            (
+                _r("fuzzy_match", 2.0, threshold=0.8),  # a near miss pays; "14 euros" for "60 euros" (0.75) does not
+                _r("citation", 1.0, after_answer=True),  # the prompt's own [1], [2] labels pay nothing
+                _r("incremental_format", 0.25),
+                _r("repetition_penalty", 0.25),
+            ),
+            KB_QA_SYSTEM_PROMPT,
         ),
     )
 }
 
 # Short names people type; "math-reasoning" and "MATH_REASONING" work too.
 _ALIASES = {"math": "math_reasoning", "code": "code_generation", "summary": "summarization", "json": "json_output",
-            "summary_judge": "summarization_judge"}
+            "summary_judge": "summarization_judge", "kb": "kb_qa", "knowledge_base": "kb_qa",
+            "knowledge_base_qa": "kb_qa", "rag": "kb_qa"}
 
 
 def presets() -> list[str]:

@@ -9,6 +9,7 @@ a 1 MB completion costs milliseconds, not minutes.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import unicodedata
@@ -17,6 +18,7 @@ from typing import Any, Iterable
 
 from grpokit.completions import prompt_text, texts
 from grpokit.rewards._bound import BatchReward, TextReward
+from grpokit.rewards.answer_format import AnswerFormat
 from grpokit.rewards.registry import RewardConfigError, register
 
 # Bounds on what any style reward reads of one completion. Style is visible in
@@ -209,6 +211,7 @@ class _Sources:
     _META_KEYS = (*_NAME_KEYS, "url", "year", "date")
 
     def __init__(self, raw: Any):
+        raw = _listed(raw)
         if isinstance(raw, dict) and not set(raw) & {"text", "content", "title", "id"}:
             # {"1": "text...", "smith2020": {...}}: the keys are the ids.
             items = [(str(k), v) for k, v in raw.items()]
@@ -254,12 +257,24 @@ class _Sources:
         return any(key in body for body in self.bodies)  # a quote: verbatim, case/space-insensitive
 
 
+def _listed(raw: Any) -> Any:
+    """A JSON list kept as text (a CSV cell, a samples file) is the list it spells, not one long source."""
+    if isinstance(raw, str) and raw.lstrip().startswith("["):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return raw
+        return parsed if isinstance(parsed, list) else raw
+    return raw
+
+
 def _has_sources(raw: Any) -> bool:
     return raw is not None and not (isinstance(raw, (list, tuple, dict, str)) and len(raw) == 0)
 
 
 @register("citation", aliases=("citations",), family="style")
-def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] = _STYLES):
+def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] = _STYLES, after_answer: bool = False,
+             answer_format: Any = None):
     """Rewards answers that cite their sources, and (with `sources`) cite real ones.
 
     Finds bracket citations ([1], [2, 3], [1-3], [^4]), author-year citations
@@ -276,7 +291,11 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
     text, ...), or a dict id -> text/dict.
     Parameters: target (1), check_sources (True), styles (all of "bracket",
     "author_year", "attribution", "quote"; quotes count only when checked
-    against sources). Columns read: sources (optional).
+    against sources), after_answer (False: citations anywhere count; True: only
+    those on the line after the last closing answer tag, `<answer>60 euros</answer> [2]`
+    (or on the next line when that one is empty), so a prompt whose documents
+    are numbered [1], [2] pays nothing when copied back), answer_format (the
+    run's, for that tag). Columns read: sources (optional).
     """
     _check_positive_int("target", target, "citation")
     styles = {styles} if isinstance(styles, str) else set(styles)
@@ -284,14 +303,32 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
     if unknown or not styles:
         raise RewardConfigError(f"citation: styles must be a non-empty subset of {list(_STYLES)}, got {sorted(unknown) or 'nothing'}")
 
+    if not isinstance(after_answer, bool):
+        raise RewardConfigError(f"citation: after_answer must be true or false, got {after_answer!r}")
+    closing = f"</{AnswerFormat.of(answer_format).answer_tag}>" if after_answer else None
     return BatchReward("citation", _citation_batch, target=target, check_sources=bool(check_sources),
-                       styles=frozenset(styles))
+                       styles=frozenset(styles), closing=closing)
 
 
-def _citation_batch(completions, kwargs: dict, target: int, check_sources: bool, styles: frozenset) -> list[float]:
+def _citation_batch(completions, kwargs: dict, target: int, check_sources: bool, styles: frozenset,
+                    closing: str | None = None) -> list[float]:
     items = texts(completions)
+    if closing is not None:
+        items = [_after_answer(t, closing) for t in items]
     sources = _column(kwargs, "sources", len(items))
     return [_citation_score(t, s, target, check_sources, styles) for t, s in zip(items, sources)]
+
+
+def _after_answer(text: str, closing: str) -> str:
+    """The citation line after the last answer block: the rest of its line, or the next line when that is empty.
+
+    Not everything after it: a completion that copies the prompt back would bring the
+    documents' own `[1]`, `[2]` labels along, on lines of their own.
+    """
+    if closing not in text:
+        return ""
+    line, _, rest = text[text.rfind(closing) + len(closing):].partition("\n")
+    return line if line.strip() else rest.partition("\n")[0]
 
 
 def _citation_score(text: str, raw_sources: Any, target: int, check_sources: bool, styles: frozenset) -> float:

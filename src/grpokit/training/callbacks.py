@@ -143,7 +143,10 @@ def memory_metrics() -> dict:
 
 
 def trim_metrics(path: Path, stage: str | None, after_step: int) -> None:
-    """Drop records of `stage` logged after `after_step` (they are redone on resume)."""
+    """Drop records of `stage` logged after `after_step` (they are redone on resume).
+
+    Works on metrics.jsonl and completions.jsonl alike: both carry `stage` and `step`.
+    """
     path = Path(path)
     if not path.is_file():
         return

@@ -123,15 +123,16 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
     """
     profiles.check_runtime(cfg)
     _warn_if_cpu_busy(console)
-    run_dir = prepare_run_dir(cfg, resume)
     if datasets is None:
         from grpokit.data import load_data
 
         datasets = load_data(cfg.data)
     train_set, eval_set = datasets
-    _warn_unscorable(train_set, eval_set, console)
     # Built once per stage, before any model loads: a bad reward parameter fails now, not after stage 1.
     reward_sets = {id(stage): build_reward_set(cfg, stage) for stage in _stages(cfg)}
+    # Only a config that passed every check gets a run directory: a refused run leaves nothing in runs/.
+    run_dir = prepare_run_dir(cfg, resume)
+    _warn_unscorable(train_set, eval_set, console)
     previous: Path | None = None
     for stage in _stages(cfg):
         final = stage_final(cfg, stage)
@@ -182,12 +183,16 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
 
     root = Path(args.output_dir)
     checkpoint = ckpts.latest_complete(root, remove_broken=is_main_process()) if resume else None
-    if checkpoint is not None and is_main_process():
-        trim_metrics(run_dir / layout.METRICS, stage_name, ckpts.step_of(checkpoint))
+    if resume and is_main_process():
+        # What was logged after the checkpoint is redone: drop it, so no step appears twice.
+        # With no checkpoint the stage starts over, its step-0 evaluation included.
+        kept = ckpts.step_of(checkpoint) if checkpoint is not None else -1
+        for log in (layout.METRICS, layout.COMPLETIONS):
+            trim_metrics(run_dir / log, stage_name, kept)
         if console is not None:
-            console.print(f"resuming {stage_name or 'run'} from {checkpoint}")
-    elif resume and is_main_process():
-        trim_metrics(run_dir / layout.METRICS, stage_name, 0)
+            console.print(f"resuming {stage_name or 'run'} from {checkpoint}" if checkpoint is not None else
+                          f"--resume: no complete checkpoint in {root}; starting {stage_name or 'the run'} "
+                          "again from step 0")
 
     health = health_callbacks(cfg, run_dir, calls)
     model, tokenizer = _load_for_stage(cfg, previous)
@@ -200,7 +205,9 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
     if args.gradient_checkpointing and hasattr(model, "enable_input_require_grads") and cfg.model.lora is not None:
         # LoRA freezes the embeddings, so checkpointed blocks would see inputs without grad.
         model.enable_input_require_grads()
-    held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None)
+    # The step-0 baseline was measured before the checkpoint was saved (the Trainer calls on_train_begin
+    # before it restores the step, so it would be measured and logged again).
+    held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None and checkpoint is None)
     use_eval = args.eval_strategy != "no" and eval_set is not None
     trainer = GrpokitTrainer(
         model=model,

@@ -1,0 +1,70 @@
+"""`grpokit init` on a user's own file: Excel's BOM, a prompt column it cannot guess, each preset's own prompt."""
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from grpokit.cli import app
+
+
+def init(tmp_path, *args):
+    out = tmp_path / "out.yaml"
+    result = CliRunner().invoke(app, ["init", *map(str, args), "--output", str(out)])
+    return result, (yaml.safe_load(out.read_text()) if out.exists() else None)
+
+
+def test_bom_csv_maps_its_first_column_and_says_bom(tmp_path):
+    # Excel's "CSV UTF-8": init failed with "'\ufeffquestion'" and never said BOM.
+    data = tmp_path / "excel.csv"
+    data.write_bytes(("\ufeffquestion,answer\n" + "What is 2+2?,4\n" * 12).encode("utf-8"))
+    result, cfg = init(tmp_path, "qa", "--data", data)
+    assert result.exit_code == 0, result.output
+    assert cfg["data"]["prompt_column"] == "question" and cfg["data"]["answer_column"] == "answer"
+    assert "byte-order mark (BOM" in result.output
+
+
+def test_init_reads_every_row_and_names_an_empty_one(tmp_path):
+    # An empty CSV row passed init; doctor then said "row 8: the prompt column is empty" with no file or line.
+    data = tmp_path / "gaps.csv"
+    data.write_text("question,answer\n" + "q,a\n" * 8 + "\n,b\n" + "q,a\n" * 4, encoding="utf-8")
+    result, cfg = init(tmp_path, "qa", "--data", data)
+    assert result.exit_code == 2 and cfg is None
+    assert f"{data}:11 (row 8): the prompt column is empty" in " ".join(result.output.split())
+
+
+def test_prompt_and_answer_columns_by_option(tmp_path):
+    # A `request` column was a dead end: no option named it.
+    data = tmp_path / "req.csv"
+    data.write_text("request,reply\n" + "hi,hello\n" * 12, encoding="utf-8")
+    result, _ = init(tmp_path, "qa", "--data", data)
+    assert result.exit_code == 2 and "--prompt-column" in result.output
+    result, cfg = init(tmp_path, "qa", "--data", data, "--prompt-column", "request", "--answer-column", "reply")
+    assert result.exit_code == 0, result.output
+    assert (cfg["data"]["prompt_column"], cfg["data"]["answer_column"]) == ("request", "reply")
+    result, _ = init(tmp_path, "qa", "--data", data, "--prompt-column", "ask")
+    assert result.exit_code == 2 and "--prompt-column 'ask'" in result.output and "request" in result.output
+
+
+def test_json_init_gets_its_own_prompt_and_the_answer_column(tmp_path):
+    # init json kept the <reasoning>/<answer> system prompt and left answer_column: null.
+    data = tmp_path / "orders.jsonl"
+    row = {"question": "Order: 2 apples", "answer": {"item": "apple", "qty": 2},
+           "schema": {"type": "object", "required": ["item", "qty"]}}
+    data.write_text((json.dumps(row) + "\n") * 12, encoding="utf-8")
+    result, cfg = init(tmp_path, "json", "--data", data)
+    assert result.exit_code == 0, result.output
+    assert cfg["data"]["answer_column"] == "answer"
+    assert "JSON object" in cfg["data"]["system_prompt"] and "<reasoning>" not in cfg["data"]["system_prompt"]
+
+
+@pytest.mark.parametrize("column", ["sources", "context"])
+def test_kb_qa_init_maps_the_documents(tmp_path, column):
+    # `sources` was dropped unless mapped by hand in data.columns.
+    data = tmp_path / "kb.csv"
+    data.write_text(f"question,answer,{column}\n" + "How much?,60 euros,A ticket costs 60 euros. | Open at 9.\n" * 12,
+                    encoding="utf-8")
+    result, cfg = init(tmp_path, "kb_qa", "--data", data)
+    assert result.exit_code == 0, result.output
+    assert cfg["data"]["columns"] == {column: "sources"} and cfg["data"]["context_column"] == column
+    assert "after </answer>" in cfg["data"]["system_prompt"]
