@@ -19,6 +19,7 @@ from grpokit.integrations.judge_server import free_port
     ('  {"score": 10}\n', 10.0),          # the top of the scale, with whitespace around it
     ('Sure! {"score": 3} Hope that helps', 3.0),  # JSON inside chatter
     ("Score: 8/10", 8.0),                 # a judge that ignored the JSON request: first number
+    ('```json\n{"score": 6}\n```\nWhy: {brief}', 6.0),  # fenced, then more braces: the first object counts
     ('{"score": 11}', None),              # off the scale is not a grade
     ('{"score": -1}', None),              # below the scale neither
     ('{"score": true}', None),            # a boolean is not a grade
@@ -37,9 +38,25 @@ def test_pointwise_reply(reply, expected):
     ('{"scores": [1, 99, 5]}', 3, [1.0, None, 5.0]),  # one grade off the scale: that one is unreadable
     ('{"score": 4}', 1, None),                       # a pointwise reply to a group request
     ("1, 9, 5", 3, None),                            # grades without the JSON around them are not trusted
+    ('{"scores": [1, 9, 5]} {"scores": [0]}', 3, [1.0, 9.0, 5.0]),  # a repeated object after the first
 ])
 def test_group_reply(reply, size, expected):
     assert parse_scores(reply, 10, size) == expected
+
+
+@pytest.mark.parametrize("scale", [5, 10])
+@pytest.mark.parametrize("size", [1, 2, 7])
+def test_the_worked_example_has_the_replys_shape(size, scale):
+    # A server that ignores response_format learns the reply's shape, and a group's count, from the example
+    # turn: its grades must parse as a real reply of the same size does, and sit on the request's scale.
+    from grpokit.rewards.judge.rubrics import group_messages, pointwise_messages
+
+    group = group_messages("r", scale, "p", [f"c{i}" for i in range(size)], None, 100)
+    assert [m["role"] for m in group] == ["system", "user", "assistant", "user"]
+    grades = parse_scores(group[2]["content"], scale, size)
+    assert grades is not None and None not in grades and f"Response {size}:" in group[1]["content"]
+    point = pointwise_messages("r", scale, "p", "c", None, 100)
+    assert parse_score(point[2]["content"], scale) is not None and point[-1]["content"].endswith(f"0-{scale}>}}")
 
 
 @pytest.mark.parametrize("params, message", [

@@ -22,6 +22,18 @@ RUBRICS = {
 
 _SYSTEM = "You are a strict, fair grader. You reply with JSON only."
 
+# A worked example goes before every request: one earlier exchange, graded, in the reply's exact JSON shape.
+# A server that holds replies to the schema (llama.cpp's grammar) does not need it; one that ignores
+# response_format (`transformers serve`, the local judge) gets the shape, and in group mode the number of
+# grades, only from it: measured on the bundled 135M judge, without the example no reply was JSON, with it
+# every pointwise and group reply parsed. The example's question differs from any real one, so a capable
+# judge reads it as a format, not as grades to copy.
+_EXAMPLE_RUBRIC = "How well the response answers the request."
+_EXAMPLE_PROMPT = "What is 2 + 3?"
+# (response, grade as a share of the scale), cycled to the size of a group.
+_EXAMPLE_RESPONSES = [("2 + 3 = 5.", 1.0), ("Bananas are yellow.", 0.0), ("It is 5, I think.", 0.9), ("", 0.0),
+                      ("2 + 3 is 6.", 0.2), ("Five.", 0.8)]
+
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
@@ -34,22 +46,43 @@ def _context(prompt: str, reference: str | None, max_chars: int) -> str:
     return "\n\n".join(parts)
 
 
+def _example(size: int, scale: int) -> tuple[list[str], list[int]]:
+    picked = [_EXAMPLE_RESPONSES[i % len(_EXAMPLE_RESPONSES)] for i in range(size)]
+    return [text for text, _ in picked], [round(share * scale) for _, share in picked]
+
+
 def pointwise_messages(rubric: str, scale: int, prompt: str, completion: str, reference: str | None,
                        max_chars: int) -> list[dict]:
-    user = (f"Grade the response from 0 (worst) to {scale} (best).\nRubric: {rubric}\n\n"
+    (shown,), (grade,) = _example(1, scale)
+    return [{"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": _pointwise_request(_EXAMPLE_RUBRIC, scale, _EXAMPLE_PROMPT, shown, None, max_chars)},
+            {"role": "assistant", "content": json.dumps({"score": grade})},
+            {"role": "user", "content": _pointwise_request(rubric, scale, prompt, completion, reference, max_chars)}]
+
+
+def _pointwise_request(rubric: str, scale: int, prompt: str, completion: str, reference: str | None,
+                       max_chars: int) -> str:
+    return (f"Grade the response from 0 (worst) to {scale} (best).\nRubric: {rubric}\n\n"
             f"{_context(prompt, reference, max_chars)}\n\nResponse:\n{_cut(completion, max_chars)}\n\n"
             f'Reply with JSON: {{"score": <integer 0-{scale}>}}')
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 
 def group_messages(rubric: str, scale: int, prompt: str, completions: list[str], reference: str | None,
                    max_chars: int) -> list[dict]:
+    shown, grades = _example(len(completions), scale)
+    return [{"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": _group_request(_EXAMPLE_RUBRIC, scale, _EXAMPLE_PROMPT, shown, None, max_chars)},
+            {"role": "assistant", "content": json.dumps({"scores": grades})},
+            {"role": "user", "content": _group_request(rubric, scale, prompt, completions, reference, max_chars)}]
+
+
+def _group_request(rubric: str, scale: int, prompt: str, completions: list[str], reference: str | None,
+                   max_chars: int) -> str:
     shown = "\n\n".join(f"Response {i + 1}:\n{_cut(text, max_chars)}" for i, text in enumerate(completions))
-    user = (f"Compare the {len(completions)} responses to the same request and grade each from 0 (worst) to "
+    return (f"Compare the {len(completions)} responses to the same request and grade each from 0 (worst) to "
             f"{scale} (best); better responses get higher grades.\nRubric: {rubric}\n\n"
             f"{_context(prompt, reference, max_chars)}\n\n{shown}\n\n"
             f'Reply with JSON: {{"scores": [<{len(completions)} integers 0-{scale}, in response order>]}}')
-    return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 
 def pointwise_schema(scale: int) -> dict:
@@ -77,14 +110,22 @@ def _in_scale(value: Any, scale: int) -> float | None:
     return number if 0.0 <= number <= scale else None
 
 
+_DECODER = json.JSONDecoder()
+
+
 def _json(reply: str) -> Any:
-    start, end = reply.find("{"), reply.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        return json.loads(reply[start:end + 1])
-    except ValueError:
-        return None
+    """The first JSON object in the reply: a judge without a schema wraps it in fences or chatter,
+    or adds text with braces of its own after it."""
+    start = reply.find("{")
+    while start >= 0:
+        try:
+            value, _ = _DECODER.raw_decode(reply, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        start = reply.find("{", start + 1)
+    return None
 
 
 def parse_score(reply: str, scale: int) -> float | None:
