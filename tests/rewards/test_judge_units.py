@@ -56,7 +56,9 @@ def test_the_worked_example_has_the_replys_shape(size, scale):
     grades = parse_scores(group[2]["content"], scale, size)
     assert grades is not None and None not in grades and f"Response {size}:" in group[1]["content"]
     point = pointwise_messages("r", scale, "p", "c", None, 100)
-    assert parse_score(point[2]["content"], scale) is not None and point[-1]["content"].endswith(f"0-{scale}>}}")
+    assert [m["role"] for m in point] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert {parse_score(m["content"], scale) for m in point[2::2]} == {0.0, float(scale)}  # both ends shown
+    assert point[-1]["content"].endswith(f"0-{scale}>}}")
 
 
 @pytest.mark.parametrize("params, message", [

@@ -22,17 +22,20 @@ RUBRICS = {
 
 _SYSTEM = "You are a strict, fair grader. You reply with JSON only."
 
-# A worked example goes before every request: one earlier exchange, graded, in the reply's exact JSON shape.
-# A server that holds replies to the schema (llama.cpp's grammar) does not need it; one that ignores
+# Worked examples go before every request: earlier exchanges, graded, in the reply's exact JSON shape.
+# A server that holds replies to the schema (llama.cpp's grammar) does not need them; one that ignores
 # response_format (`transformers serve`, the local judge) gets the shape, and in group mode the number of
-# grades, only from it: measured on the bundled 135M judge, without the example no reply was JSON, with it
-# every pointwise and group reply parsed. The example's question differs from any real one, so a capable
-# judge reads it as a format, not as grades to copy.
+# grades, only from them. Measured on the bundled 135M judge: without them no reply was JSON; with one
+# pointwise example a repetitive completion was echoed back instead of graded, with the two below (one
+# of them repetitive) every reply in the judge tests parsed. The examples' question differs from any
+# real one, so a capable judge reads them as a format, not as grades to copy.
 _EXAMPLE_RUBRIC = "How well the response answers the request."
 _EXAMPLE_PROMPT = "What is 2 + 3?"
-# (response, grade as a share of the scale), cycled to the size of a group.
-_EXAMPLE_RESPONSES = [("2 + 3 = 5.", 1.0), ("Bananas are yellow.", 0.0), ("It is 5, I think.", 0.9), ("", 0.0),
-                      ("2 + 3 is 6.", 0.2), ("Five.", 0.8)]
+# (response, grade as a share of the scale): pointwise sends each as one exchange.
+_POINTWISE_EXAMPLES = [("2 + 3 = 5.", 1.0), ("five " * 12, 0.0)]
+# Group mode sends one exchange of as many responses as the request has, cycled from these.
+_GROUP_EXAMPLES = [("2 + 3 = 5.", 1.0), ("Bananas are yellow.", 0.0), ("It is 5, I think.", 0.9), ("", 0.0),
+                   ("2 + 3 is 6.", 0.2), ("Five.", 0.8)]
 
 
 def _cut(text: str, limit: int) -> str:
@@ -46,18 +49,16 @@ def _context(prompt: str, reference: str | None, max_chars: int) -> str:
     return "\n\n".join(parts)
 
 
-def _example(size: int, scale: int) -> tuple[list[str], list[int]]:
-    picked = [_EXAMPLE_RESPONSES[i % len(_EXAMPLE_RESPONSES)] for i in range(size)]
-    return [text for text, _ in picked], [round(share * scale) for _, share in picked]
-
-
 def pointwise_messages(rubric: str, scale: int, prompt: str, completion: str, reference: str | None,
                        max_chars: int) -> list[dict]:
-    (shown,), (grade,) = _example(1, scale)
-    return [{"role": "system", "content": _SYSTEM},
-            {"role": "user", "content": _pointwise_request(_EXAMPLE_RUBRIC, scale, _EXAMPLE_PROMPT, shown, None, max_chars)},
-            {"role": "assistant", "content": json.dumps({"score": grade})},
-            {"role": "user", "content": _pointwise_request(rubric, scale, prompt, completion, reference, max_chars)}]
+    messages = [{"role": "system", "content": _SYSTEM}]
+    for shown, share in _POINTWISE_EXAMPLES:
+        messages += [{"role": "user", "content": _pointwise_request(_EXAMPLE_RUBRIC, scale, _EXAMPLE_PROMPT, shown,
+                                                                    None, max_chars)},
+                     {"role": "assistant", "content": json.dumps({"score": round(share * scale)})}]
+    messages.append({"role": "user", "content": _pointwise_request(rubric, scale, prompt, completion, reference,
+                                                                   max_chars)})
+    return messages
 
 
 def _pointwise_request(rubric: str, scale: int, prompt: str, completion: str, reference: str | None,
@@ -69,7 +70,8 @@ def _pointwise_request(rubric: str, scale: int, prompt: str, completion: str, re
 
 def group_messages(rubric: str, scale: int, prompt: str, completions: list[str], reference: str | None,
                    max_chars: int) -> list[dict]:
-    shown, grades = _example(len(completions), scale)
+    picked = [_GROUP_EXAMPLES[i % len(_GROUP_EXAMPLES)] for i in range(len(completions))]
+    shown, grades = [text for text, _ in picked], [round(share * scale) for _, share in picked]
     return [{"role": "system", "content": _SYSTEM},
             {"role": "user", "content": _group_request(_EXAMPLE_RUBRIC, scale, _EXAMPLE_PROMPT, shown, None, max_chars)},
             {"role": "assistant", "content": json.dumps({"scores": grades})},
