@@ -22,3 +22,43 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data sets not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+def _tree_cpu_seconds() -> float:
+    """CPU seconds used so far by this process, its reaped children and its live descendants."""
+    import resource
+    import time
+
+    import psutil
+
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = time.process_time() + reaped.ru_utime + reaped.ru_stime
+    for child in psutil.Process().children(recursive=True):
+        try:
+            times = child.cpu_times()
+        except psutil.Error:  # it exited meanwhile: its time shows up once reaped
+            continue
+        total += times.user + times.system
+    return total
+
+
+class CpuClock:
+    """`with cpu_clock() as clock: ...; clock.seconds`: CPU, not wall, time of the block.
+
+    Time bounds that catch a quadratic blow-up or a runaway loop hold on a loaded machine only
+    when they count CPU: wall time grows with every other job sharing the cores, CPU time does
+    not. Work done by worker processes (the sandbox, math-verify's pool) is counted too.
+    """
+
+    def __enter__(self) -> "CpuClock":
+        self.seconds = None
+        self._start = _tree_cpu_seconds()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.seconds = _tree_cpu_seconds() - self._start
+
+
+@pytest.fixture
+def cpu_clock():
+    return CpuClock

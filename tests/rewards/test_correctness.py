@@ -228,10 +228,10 @@ def test_math_equivalence_hanging_input_returns_within_limit():
         ("$\\boxed{" + "9" * 5000 + "}$", 0.0),  # a giant plain integer is simply a different integer (fast path)
     ],
 )
-def test_math_equivalence_pathological_inputs_are_quick(completion, expected):
-    start = time.monotonic()
-    assert score("math_equivalence", completion, "5") == expected
-    assert time.monotonic() - start < 1.0
+def test_math_equivalence_pathological_inputs_are_quick(completion, expected, cpu_clock):
+    with cpu_clock() as clock:  # CPU of this process and the checker's workers: load does not inflate it
+        assert score("math_equivalence", completion, "5") == expected
+    assert clock.seconds < 1.0, clock.seconds
 
 
 def test_math_equivalence_from_a_thread():
@@ -258,13 +258,13 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_never_raises_and_stays_fast_on_hostile_text(name):
+def test_never_raises_and_stays_fast_on_hostile_text(name, cpu_clock):
     reward = get(name)
-    start = time.monotonic()
-    out = reward(HOSTILE, answer=["5"] * len(HOSTILE))
+    with cpu_clock() as clock:  # CPU of this process and any workers: a loaded machine does not inflate it
+        out = reward(HOSTILE, answer=["5"] * len(HOSTILE))
     assert len(out) == len(HOSTILE)
     assert all(v is None or isinstance(v, float) for v in out)
-    assert time.monotonic() - start < 10.0
+    assert clock.seconds < 10.0, clock.seconds
 
 
 @pytest.mark.parametrize("name", ALL)

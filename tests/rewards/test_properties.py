@@ -7,7 +7,6 @@ reason; add it to REQUIRED_PARAMS when you register one.
 """
 import json
 import math
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -131,7 +130,7 @@ HUGE = {
 
 @pytest.mark.parametrize("kind", list(HUGE))
 @pytest.mark.parametrize("name", ALL)
-def test_reward_contract_on_huge_and_hostile_text(name, kind):
+def test_reward_contract_on_huge_and_hostile_text(name, kind, cpu_clock):
     func = build(name)
     text = HUGE[kind]
     completions = [text, [{"role": "assistant", "content": text}]]
@@ -144,10 +143,10 @@ def test_reward_contract_on_huge_and_hostile_text(name, kind):
         "prompts": ["What is 2 + 3?"] * 2,
         "completion_ids": [list(range(512))] * 2,
     }
-    start = time.perf_counter()
-    check_scores(name, func(completions, **columns), 2)
-    # catches quadratic blow-ups; generous for a loaded 2-core machine and sandboxed code
-    assert time.perf_counter() - start < 60, f"{name} took {time.perf_counter() - start:.1f}s on {kind}"
+    with cpu_clock() as clock:
+        check_scores(name, func(completions, **columns), 2)
+    # catches quadratic blow-ups; CPU seconds (sandboxed code included), which load does not inflate
+    assert clock.seconds < 60, f"{name} took {clock.seconds:.1f} CPU s on {kind}"
 
 
 def _buildable(exclude_families=SLOW_FAMILIES):
