@@ -62,3 +62,27 @@ class CpuClock:
 @pytest.fixture
 def cpu_clock():
     return CpuClock
+
+
+@pytest.fixture(scope="session")
+def tiny_run_dir(tmp_path_factory):
+    """A real GRPO run directory, trained once per test run: 2 steps of the tiny random model.
+
+    For tests that read what a run leaves behind (the report in a browser); training it once
+    per session keeps its cost (tens of seconds on a loaded CPU) out of every test that reads it.
+    """
+    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.config.run_config import from_dict
+    from grpokit.training.trainer import train
+
+    root = tmp_path_factory.mktemp("tiny-run")
+    model = make_tiny_model(root / "model", hidden_size=64, num_attention_heads=4)
+    config = {
+        "name": "tiny-browser", "output_dir": str(root / "run"), "profile": "cpu",
+        "model": {"name": str(model), "lora": {"r": 4}},
+        "data": {"source": "synthetic:arithmetic", "max_samples": 32, "eval_size": 0},
+        "rewards": [{"name": "ideal_length", "params": {"target": 6}}, {"name": "strict_xml_format"}],
+        "training": {"max_steps": 2, "num_generations": 4, "per_device_train_batch_size": 4,
+                     "max_completion_length": 12, "save_steps": 2, "learning_rate": 0.01},
+    }
+    return train(from_dict(config))
