@@ -86,3 +86,25 @@ def tiny_run_dir(tmp_path_factory):
                      "max_completion_length": 12, "save_steps": 2, "learning_rate": 0.01},
     }
     return train(from_dict(config))
+
+
+@pytest.fixture
+def load_slack():
+    """`load_slack(call)`: seconds of slack for a wall-clock limit (a timeout that must fire), from a baseline.
+
+    Runs `call` (a quick operation of the same kind, e.g. one ordinary check) three times and
+    returns 2 s or 20x its fastest run, whichever is more: on an idle machine the old fixed
+    slack, on a loaded one as much more as the load makes everything slower, measured in the
+    same test. A timer that did not fire would still take as long as the runaway work (minutes).
+    """
+    import time
+
+    def measure(call) -> float:
+        runs = []
+        for _ in range(3):
+            start = time.monotonic()
+            call()
+            runs.append(time.monotonic() - start)
+        return max(2.0, 20 * min(runs))
+
+    return measure

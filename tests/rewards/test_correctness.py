@@ -205,17 +205,18 @@ def test_math_equivalence(completion, gold, expected):
     assert score("math_equivalence", completion, gold) == expected
 
 
-def test_math_equivalence_hanging_input_returns_within_limit():
+def test_math_equivalence_hanging_input_returns_within_limit(load_slack):
     # A power tower that slips past the screen (parenthesised base) makes
     # sympy compute forever; the row gets None within the limit, the others
     # in the batch are still scored.
     reward = get("math_equivalence", timeout=1.0)
     assert default_checker().warm(wait=True)  # time the check, not the workers' start-up
+    slack = load_slack(lambda: reward(["$\\boxed{2}$"], answer=["2"]))
     start = time.monotonic()
     out = reward(["$\\left(2^{3}\\right)^{100000000}$", "$\\boxed{2}$"], answer=["5", "2"])
     elapsed = time.monotonic() - start
     assert out == [None, 1.0]
-    assert elapsed < 4.0, elapsed
+    assert elapsed < 2.0 + slack, (elapsed, slack)  # the 1 s limit, plus what the load costs now
     assert reward.stats()["timeouts"] >= 1
 
 
