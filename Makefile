@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 TORCH_PIN ?= torch==2.13.0
 PIP_INSTALL := $(PY) -m pip install --quiet --only-binary=:all:
 
-.PHONY: install test lint demo bench clean
+.PHONY: install test lint demo bench bench-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run_all
+
+# Checks of the benchmarks themselves (benchmarks/checks/): minutes, so not part of `make test`.
+bench-check: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider benchmarks/checks
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grpokit.integrations.judge_server import free_port
 from grpokit.rewards import RewardConfigError, get, names
 from grpokit.rewards.registry import family
 
@@ -20,6 +21,10 @@ REQUIRED_PARAMS = {
     "min_length": {"min_len": 10},
     "max_length_penalty": {"max_len": 100},
     "cosine_scaled": {"correct": lambda text, answer=None, **row: bool(answer) and str(answer) in text},
+    # A closed port, no retries: the contract (None, never a raise) on any text without a second of backoff
+    # sleep per example (the default address and 2 retries slept ~450 s of the suite). The live judge's
+    # replies are tested in test_judge_server.py and the reward contract; backoff in test_judge_units.py.
+    "llm_judge": {"base_url": f"http://127.0.0.1:{free_port()}/v1", "retries": 0},
 }
 # Families that run code or call heavy verifiers: fewer examples keep the suite fast.
 SLOW_FAMILIES = {"code"}
