@@ -126,3 +126,23 @@ def test_judges_are_found_through_wrappers():
 
     tracked.__wrapped__ = judge
     assert [s.base_url for s in judges_in([get("exact_match"), tracked])] == [judge.settings["settings"].base_url]
+
+
+def test_judge_server_model_must_be_a_checkpoint_folder(tmp_path):
+    # A GGUF file (what the llama.cpp server took) or an empty folder: the error says what to give instead.
+    from grpokit.errors import ConfigError
+    from grpokit.integrations.judge_server import JudgeServer, server_available
+
+    if not server_available():
+        pytest.skip("transformers' server packages are not installed (pip install 'grpokit[judge]')")
+    gguf = tmp_path / "judge.gguf"
+    gguf.write_bytes(b"GGUF")
+    for name in (str(gguf), str(tmp_path)):
+        with pytest.raises(ConfigError, match="transformers checkpoint.*bundled:smollm2-135m-instruct"):
+            JudgeServer.for_model(name)
+    # The server is bound to loopback and asked for the model by llm_judge's default name.
+    (tmp_path / "config.json").write_text("{}")
+    server = JudgeServer.for_model(str(tmp_path), port=0)
+    command = server.command()
+    assert command[command.index("--host") + 1] == "127.0.0.1" and "judge" in command
+    assert server.url.startswith("http://127.0.0.1:") and server.environment()["HF_HUB_OFFLINE"] == "1"
