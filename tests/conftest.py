@@ -108,3 +108,29 @@ def load_slack():
         return max(2.0, 20 * min(runs))
 
     return measure
+
+
+@pytest.fixture(scope="session")
+def tiny_roles_model_dir(tmp_path_factory):
+    """The tiny random Llama on disk, saved once per test run for every module that loads it from a path.
+
+    No BOS, role markers as special tokens, grouped-query attention: unlike SmolLM2 on purpose.
+    Tests load their own copy from it (from_pretrained), so none sees another's changes.
+    """
+    from benchmarks.tiny_model import make_tiny_model
+
+    return make_tiny_model(tmp_path_factory.mktemp("tiny-roles") / "model", chat_format="roles", vocab_size=0,
+                           hidden_size=64, num_attention_heads=4)
+
+
+@pytest.fixture(scope="session")
+def tiny_gqa_model():
+    """A 2-layer random Llama (grouped-query attention) and its tokenizer, in memory, built once per test run.
+
+    Read-only by contract (eval mode; doctor's probe and calibration only generate with it).
+    """
+    pytest.importorskip("torch")
+    from benchmarks.tiny_model import build_tiny_model
+
+    model, tok = build_tiny_model(num_attention_heads=4, num_key_value_heads=2)
+    return model.eval(), tok

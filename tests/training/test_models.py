@@ -10,14 +10,11 @@ from grpokit.training import models
 from grpokit.config.run_config import LoraConfig, ModelConfig
 from grpokit.errors import ConfigError
 
-from benchmarks.tiny_model import make_tiny_model
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    # No BOS, role markers as special tokens, grouped-query attention: unlike SmolLM2 on purpose.
-    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "model", chat_format="roles", vocab_size=0,
-                           hidden_size=64, num_attention_heads=4)
+def tiny(tiny_roles_model_dir):
+    return tiny_roles_model_dir  # saved once per test run (conftest.py)
 
 
 def test_local_dir_with_lora_defaults(tiny):
