@@ -3,14 +3,15 @@ group mode and cache hits beside them, and the share of a training step the judg
 
     python -m benchmarks.judge                       # ~10 min on a 2-core CPU
     python -m benchmarks.judge --rounds 3 --train-steps 3
+    python -m benchmarks.judge --train-steps 0 --continuous-batching   # the server batching requests
 
-Part 1 starts llama-cpp-python's server on the bundled SmolLM2-135M GGUF (127.0.0.1, a
-free port) and judges the same unique completions (cache off) at concurrency 1 and 8,
+Part 1 starts `transformers serve` on the bundled SmolLM2-135M (127.0.0.1, a
+free port; --continuous-batching turns on its batching of concurrent requests) and judges the same unique completions (cache off) at concurrency 1 and 8,
 alternating which goes first each round; rates are medians over rounds, and the ratio
 is taken within each round. Part 2 trains configs/summarization-judge-cpu.yaml for a
 few steps and, in the same run, its baseline without the judge (the same config with
 llm_judge removed), then reads judge/llm_judge/step_share and step_time from metrics.jsonl.
-Writes benchmarks/results/judge.json.
+Writes benchmarks/results/judge.json, keeping the parts of it this run did not measure.
 """
 from __future__ import annotations
 
@@ -133,19 +134,24 @@ def main() -> int:
     parser.add_argument("--train-steps", type=int, default=3, help="0 skips the training part")
     parser.add_argument("--training-only", action="store_true",
                         help="keep the throughput part of an earlier judge.json, run only the training part")
+    parser.add_argument("--continuous-batching", action="store_true",
+                        help="start the server with continuous batching; results go under throughput_continuous_batching")
     opts = parser.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     from grpokit.integrations.judge_server import JudgeServer
 
     texts, prompts = completions(opts.completions)
-    result: dict = {"machine": f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start",
-                    "judge": "llama-cpp-python server, bundled SmolLM2-135M-Instruct Q4_1 GGUF, pointwise unless noted"}
-    if opts.training_only and OUT.is_file():
-        result = json.loads(OUT.read_text())
-    with JudgeServer.for_model(port=0) as server:
+    result: dict = json.loads(OUT.read_text()) if OUT.is_file() else {}
+    part = "throughput_continuous_batching" if opts.continuous_batching else "throughput"
+    if not opts.training_only:
+        result.update(machine=f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start",
+                      judge="transformers serve, bundled SmolLM2-135M-Instruct (the GGUF converted to a float32 "
+                            "checkpoint), pointwise unless noted",
+                      command=" ".join(["python -m benchmarks.judge", *sys.argv[1:]]))
+    with JudgeServer.for_model(port=0, continuous_batching=opts.continuous_batching) as server:
         if not opts.training_only:
-            result["throughput"] = judge_rates(server.url, texts, prompts, opts.rounds)
-        print(json.dumps(result["throughput"], indent=2), flush=True)
+            result[part] = judge_rates(server.url, texts, prompts, opts.rounds)
+            print(json.dumps(result[part], indent=2), flush=True)
         if opts.train_steps:
             config = yaml.safe_load(CONFIG.read_text())
             baseline = json.loads(json.dumps(config))

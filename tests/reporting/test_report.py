@@ -2,10 +2,8 @@
 import base64
 import json
 import re
-import shutil
 import subprocess
 
-import pytest
 
 from grpokit.reporting.report import panels, series, write_report
 from grpokit.health.rules import HealthConfig
@@ -78,21 +76,6 @@ def test_cli_report(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "grpokit", "report", str(tmp_path / "nope")],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "not a directory" in missing.stderr
-
-
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian chromium is not installed")
-def test_report_opens_in_headless_chromium(tmp_path):
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location(
-        "report_screenshot", Path(__file__).resolve().parents[2] / "benchmarks" / "report_screenshot.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    paths = write_report(write_run(tmp_path / "run", "all_truncated"))
-    result = module.screenshot(paths["html"], tmp_path / "shot.png", size="1000,1200")
-    assert result["dom_has_curves_image"] and result["dom_has_diagnosis"] and result["dom_has_completions"]
-    assert _png_size((tmp_path / "shot.png").read_bytes()) == (1000, 1200)
 
 
 def test_finished_when_max_steps_reached(tmp_path):

@@ -1,8 +1,10 @@
-"""One real local judge per test process: llama-cpp-python's server on the bundled GGUF, on 127.0.0.1.
+"""One real local judge per test run: `transformers serve` on the bundled SmolLM2-135M, on 127.0.0.1.
 
-Started on first use (about a second once the model file is cached) and stopped when
-the process exits. Tests skip, saying why, only where llama-cpp-python's server is
-not installed; `make install` (and so CI) builds it.
+The shared server starts on first use (the model converted from its GGUF once, then read from
+the cache) and stops when the test process exits: every test file that needs a judge
+(the judge tests, the reward contract, the spawn test) talks to the same one. Tests
+skip, saying why, only where transformers' server packages are not installed;
+`make install` (and so CI) installs them, wheels only.
 """
 from __future__ import annotations
 
@@ -10,10 +12,8 @@ import atexit
 
 import pytest
 
-from grpokit.integrations.judge_server import JudgeServer, server_available
+from grpokit.integrations.judge_server import MISSING, JudgeServer, server_available
 
-MISSING = ("llama-cpp-python's server is not installed: `make install` builds it "
-           "(pip install 'grpokit[judge]'); the judge tests need a real local judge")
 _SERVER: list[JudgeServer] = []
 
 
@@ -24,7 +24,7 @@ def available() -> bool:
 def start_judge(**kwargs) -> JudgeServer:
     """A fresh server on a free port (the caller stops it); skips when the package is missing."""
     if not available():
-        pytest.skip(MISSING)
+        pytest.skip(f"{MISSING}; the judge tests need a real local judge")
     server = JudgeServer.for_model(port=0, **kwargs)
     atexit.register(server.stop)
     return server.start()

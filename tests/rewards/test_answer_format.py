@@ -8,7 +8,6 @@ format); "evaluation" means what `grpokit eval` and the held-out callback use
 from __future__ import annotations
 
 import pickle
-import time
 
 import pytest
 
@@ -280,13 +279,13 @@ def test_format_reward_tags_matching_the_format_are_fine():
         (THINK_FINAL, "<think></think>" * 50_000 + "<final>" * 50_000),  # many closed reasoning blocks
     ],
 )
-def test_hostile_text_stays_linear(fmt, text):
-    started = time.perf_counter()
-    fmt.tagged(text), fmt.marked(text), fmt.committed(text), fmt.has_format(text)
-    for name in ("numeric_match", "exact_match", "multiple_choice", "strict_xml_format", "incremental_format"):
-        get(name, answer_format=fmt)([text], answer=["4"])
-    # generous for a loaded 2-core machine; quadratic behaviour on 1 MB takes minutes
-    assert time.perf_counter() - started < 5.0
+def test_hostile_text_stays_linear(fmt, text, cpu_clock):
+    with cpu_clock() as clock:
+        fmt.tagged(text), fmt.marked(text), fmt.committed(text), fmt.has_format(text)
+        for name in ("numeric_match", "exact_match", "multiple_choice", "strict_xml_format", "incremental_format"):
+            get(name, answer_format=fmt)([text], answer=["4"])
+    # CPU seconds, which load does not inflate; quadratic behaviour on 1 MB takes minutes
+    assert clock.seconds < 5.0, clock.seconds
 
 
 def test_the_probe_writes_its_completions_in_the_runs_format():

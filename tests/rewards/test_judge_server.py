@@ -1,4 +1,4 @@
-"""llm_judge against a real local judge: llama-cpp-python's server running the bundled SmolLM2-135M GGUF.
+"""llm_judge against a real local judge: `transformers serve` running the bundled SmolLM2-135M.
 
 The shared server starts once per test process (judge_local.py); the test that kills
 a server mid-step starts its own.
@@ -30,7 +30,7 @@ def url():
 
 @pytest.mark.parametrize("mode", ["pointwise", "group"])
 def test_scores_parse_into_the_unit_range(url, mode):
-    # Grammar-held JSON replies parse every time: no None from a live judge, every score in [0, 1].
+    # Replies parse every time (the worked example carries their shape): no None from a live judge, every score in [0, 1].
     judge = get("llm_judge", base_url=url, rubric="summary", mode=mode)
     completions = [GOOD, "Bananas are yellow.", "", "library " * 30]
     scores = judge(completions, prompts=[f"Summarize: {DOC}"] * 4)

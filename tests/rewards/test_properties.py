@@ -7,12 +7,12 @@ reason; add it to REQUIRED_PARAMS when you register one.
 """
 import json
 import math
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grpokit.integrations.judge_server import free_port
 from grpokit.rewards import RewardConfigError, get, names
 from grpokit.rewards.registry import family
 
@@ -21,6 +21,10 @@ REQUIRED_PARAMS = {
     "min_length": {"min_len": 10},
     "max_length_penalty": {"max_len": 100},
     "cosine_scaled": {"correct": lambda text, answer=None, **row: bool(answer) and str(answer) in text},
+    # A closed port, no retries: the contract (None, never a raise) on any text without a second of backoff
+    # sleep per example (the default address and 2 retries slept ~450 s of the suite). The live judge's
+    # replies are tested in test_judge_server.py and the reward contract; backoff in test_judge_units.py.
+    "llm_judge": {"base_url": f"http://127.0.0.1:{free_port()}/v1", "retries": 0},
 }
 # Families that run code or call heavy verifiers: fewer examples keep the suite fast.
 SLOW_FAMILIES = {"code"}
@@ -131,7 +135,7 @@ HUGE = {
 
 @pytest.mark.parametrize("kind", list(HUGE))
 @pytest.mark.parametrize("name", ALL)
-def test_reward_contract_on_huge_and_hostile_text(name, kind):
+def test_reward_contract_on_huge_and_hostile_text(name, kind, cpu_clock):
     func = build(name)
     text = HUGE[kind]
     completions = [text, [{"role": "assistant", "content": text}]]
@@ -144,10 +148,10 @@ def test_reward_contract_on_huge_and_hostile_text(name, kind):
         "prompts": ["What is 2 + 3?"] * 2,
         "completion_ids": [list(range(512))] * 2,
     }
-    start = time.perf_counter()
-    check_scores(name, func(completions, **columns), 2)
-    # catches quadratic blow-ups; generous for a loaded 2-core machine and sandboxed code
-    assert time.perf_counter() - start < 60, f"{name} took {time.perf_counter() - start:.1f}s on {kind}"
+    with cpu_clock() as clock:
+        check_scores(name, func(completions, **columns), 2)
+    # catches quadratic blow-ups; CPU seconds (sandboxed code included), which load does not inflate
+    assert clock.seconds < 60, f"{name} took {clock.seconds:.1f} CPU s on {kind}"
 
 
 def _buildable(exclude_families=SLOW_FAMILIES):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -11,14 +10,11 @@ from grpokit.models import loading as models
 from grpokit.config.run_config import LoraConfig, ModelConfig
 from grpokit.errors import ConfigError
 
-from benchmarks.tiny_model import make_tiny_model
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    # No BOS, role markers as special tokens, grouped-query attention: unlike SmolLM2 on purpose.
-    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "model", chat_format="roles", vocab_size=0,
-                           hidden_size=64, num_attention_heads=4)
+def tiny(tiny_roles_model_dir):
+    return tiny_roles_model_dir  # saved once per test run (conftest.py)
 
 
 def test_local_dir_with_lora_defaults(tiny):
@@ -98,7 +94,7 @@ def test_peft_config_from_lora():
 
 
 @pytest.mark.slow
-def test_bundled_model_converts_once_and_reloads_fast():
+def test_bundled_model_converts_once_and_reloads_fast(cpu_clock):
     pytest.importorskip("gguf")
     try:
         bundled.bundled_gguf("bundled:smollm2-135m-instruct")
@@ -108,11 +104,10 @@ def test_bundled_model_converts_once_and_reloads_fast():
     config = json.loads((path / "config.json").read_text())
     # Saved as a plain Llama checkpoint: no GGUF quantization marker left behind.
     assert "quantization_config" not in config and config["model_type"] == "llama"
-    start = time.perf_counter()
-    model, tok = models.load_model(ModelConfig(lora=None), dtype="bfloat16")
-    elapsed = time.perf_counter() - start
+    with cpu_clock() as clock:  # CPU seconds: a loaded machine does not inflate them
+        model, tok = models.load_model(ModelConfig(lora=None), dtype="bfloat16")
     assert model.config.num_hidden_layers == 30 and tok.chat_template
-    assert elapsed < 10, f"reloading the cached bundled model took {elapsed:.1f}s"  # ~0.6 s idle; slack for shared CI
+    assert clock.seconds < 10, f"reloading the cached bundled model took {clock.seconds:.1f} CPU s"  # ~0.6 s idle
 
 
 @pytest.mark.parametrize(

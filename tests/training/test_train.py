@@ -18,7 +18,6 @@ from grpokit.config.run_config import from_dict, load_config
 from grpokit.config.profiles import resolve_training
 from grpokit.rewards import names, register
 
-from benchmarks.tiny_model import make_tiny_model
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
@@ -36,10 +35,8 @@ if "tiny_len" not in names():
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    # No BOS, role markers as special tokens, grouped-query attention: unlike SmolLM2 on purpose.
-    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "model", chat_format="roles", vocab_size=0,
-                           hidden_size=64, num_attention_heads=4)
+def tiny(tiny_roles_model_dir):
+    return tiny_roles_model_dir  # saved once per test run (conftest.py)
 
 
 def run_config(tiny, out, **training):

@@ -11,20 +11,25 @@ judge_app = typer.Typer(help="A judge model for llm_judge rewards: serve one loc
 
 @judge_app.command("serve")
 def serve(
-    model: str = typer.Option("bundled:smollm2-135m-instruct", help="a .gguf file, or the bundled model"),
+    model: str = typer.Option("bundled:smollm2-135m-instruct",
+                              help="a folder holding a transformers checkpoint, or the bundled model"),
     host: str = typer.Option("127.0.0.1", help="address to listen on (the server has no authentication)"),
     port: int = typer.Option(8090, help="port; llm_judge's default base_url is http://127.0.0.1:8090/v1"),
-    n_ctx: int = typer.Option(4096, "--n-ctx", help="context window in tokens (group mode shows every completion)"),
-    threads: Optional[int] = typer.Option(None, help="CPU threads (default: up to 4)"),
+    max_len: int = typer.Option(4096, "--max-len", min=64,
+                                help="longest request in tokens, prompt and reply (group mode shows every completion)"),
+    threads: Optional[int] = typer.Option(None, help="CPU threads (default: half the cores, at most 4)"),
+    device: str = typer.Option("auto", help="where the model runs: auto, cpu, cuda:0, ..."),
+    continuous_batching: bool = typer.Option(False, help="batch concurrent requests together (paged attention)"),
 ):
-    """Run llama-cpp-python's OpenAI-compatible server on a GGUF model until Ctrl-C."""
+    """Run `transformers serve`, an OpenAI-compatible server, on the judge model until Ctrl-C."""
     import time
 
     from grpokit.integrations.judge_server import ALIAS, JudgeServer
 
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"warning: listening on {host}: anyone who can reach it can use the judge", err=True)
-    server = JudgeServer.for_model(model, host=host, port=port, n_ctx=n_ctx, threads=threads)
+    server = JudgeServer.for_model(model, host=host, port=port, max_len=max_len, threads=threads, device=device,
+                                   continuous_batching=continuous_batching)
     with server.start():
         typer.echo(f"judge ready at {server.url} (model name {ALIAS!r}); log: {server.log_path}\n"
                    f"use it: rewards: [{{name: llm_judge, params: {{base_url: {server.url}}}}}]  (Ctrl-C stops it)")

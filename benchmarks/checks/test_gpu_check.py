@@ -1,4 +1,7 @@
-"""The GPU check (benchmarks/gpu_check.py) runs end to end on this CPU with --tiny.
+"""The GPU check (benchmarks/gpu_check.py) runs end to end on this CPU with --tiny (`make bench-check`).
+
+A benchmark's own check, kept out of `make test`: it trains five tiny runs and generates with
+every model (about 70 CPU-seconds, the suite's single largest item). Run it before borrowing a GPU.
 
 It runs on a GPU only now and then, in a few minutes of borrowed device time; this keeps
 it from rotting in between: every run must succeed and write every field, with finite
@@ -17,7 +20,7 @@ import pytest
 
 from benchmarks import gpu_check
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 TRAIN_FIELDS = {
     "status", "model", "profile", "optim", "dtype", "bf16", "gradient_checkpointing", "per_device_train_batch_size",
