@@ -20,6 +20,7 @@ from transformers import TrainerCallback
 
 from grpokit.completions import prompt_text, texts
 from grpokit.rewards.reward_set import call_reward
+from grpokit.health.memory import memory_metrics
 from grpokit.health.rules import Alert, HealthConfig, HealthMonitor, expected_logged_steps, is_train_log
 
 ALERTS_FILE = "alerts.jsonl"
@@ -172,6 +173,7 @@ class HealthCallback(TrainerCallback):
             if not logs or not self.config.enabled or not is_train_log(logs):
                 return control
             tracked = self.tracker.flush()
+            tracked.update(memory_metrics())  # the out_of_memory rule: peak against the limit that binds
             # Numbers go into `logs` so a metrics writer that runs after us records them too;
             # error text only reaches the rules (loggers such as TensorBoard want scalars).
             logs.update({k: v for k, v in tracked.items() if isinstance(v, (int, float))})

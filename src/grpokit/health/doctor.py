@@ -290,6 +290,19 @@ def memory_parts(cfg: RunConfig, model: Any, prompt_lens: Sequence[int], *, cuda
     )
 
 
+class PlannedPeak:
+    """The doctor's planned peak memory, in bytes, for training `cfg` with a loaded model: recorded in
+    run_status.json at the start of training, so a post-mortem can set it against the limit."""
+
+    def __init__(self, cfg: RunConfig):
+        self.cfg = cfg
+
+    def __call__(self, model: Any, tokenizer: Any = None, rows: Sequence[dict[str, Any]] = ()) -> float:
+        cuda = next(iter(model.parameters())).device.type == "cuda"
+        lens = prompt_lengths(tokenizer, rows) if tokenizer is not None and rows else []
+        return memory_parts(self.cfg, model, lens, cuda=cuda)["total"]
+
+
 def _trl_has_fused_lm_head() -> bool:
     try:
         from trl.trainer import utils

@@ -63,6 +63,8 @@ class HealthConfig:
     # reward_unscorable
     max_none_frac: float = 0.5
     unscorable_steps: int = 2
+    # out_of_memory: the process's peak against the limit that binds (grpokit.health.memory)
+    memory_limit_frac: float = 0.9
     # tool runs (tools:): TRL's tools/* metrics and the tool_turn_limit diagnostic reward
     tool_failure_frac: float = 0.9      # tools/failure_frequency at or above this ...
     tool_failure_steps: int = 3         # ... for this many logged steps in a row
@@ -83,6 +85,7 @@ class HealthConfig:
             raise ConfigError(f"health.disable: unknown rule(s) {unknown}; the rules are {list(RULES)}")
         for name in ("zero_std_frac", "clipped_ratio", "sustained_clipped_ratio", "entropy_drop",
                      "min_distinct_frac", "collapse_zero_std_frac", "length_limit_frac", "max_none_frac", "tool_failure_frac",
+                     "memory_limit_frac",
                      "turn_limit_frac"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -356,6 +359,15 @@ def rule_reward_unscorable(h: History, c: HealthConfig) -> Reading:
     return worst
 
 
+def rule_out_of_memory(h: History, c: HealthConfig) -> Reading:
+    peak, limit = h.now("memory/peak_gib"), h.now("memory/limit_gib")
+    if peak is not None and limit and peak >= c.memory_limit_frac * limit:
+        return (True, peak, c.memory_limit_frac * limit,
+                f"memory peaked at {peak:.2f} GiB of its {limit:.2f} GiB limit ({peak / limit:.0%}): "
+                f"the next larger batch or longer completion may not fit")
+    return NOT_NOW
+
+
 def rule_tool_calls_fail(h: History, c: HealthConfig) -> Reading:
     failing = h.now("tools/failure_frequency")
     calls = h.now("tools/call_frequency")
@@ -416,6 +428,7 @@ RULE_FUNCS: dict[str, Rule] = {
     "reward_stuck": rule_reward_stuck,
     "length_drift": rule_length_drift,
     "reward_unscorable": rule_reward_unscorable,
+    "out_of_memory": rule_out_of_memory,
     "tool_calls_fail": rule_tool_calls_fail,
     "tool_never_called": rule_tool_never_called,
     "tool_turn_limit": rule_tool_turn_limit,
@@ -464,6 +477,9 @@ class HealthMonitor:
         self._clear: dict[str, int] = {r: 0 for r in RULES}  # logged steps in a row a rule has been clear
         self._index = 0
         self.alerts: list[Alert] = []
+        # rule -> (logged-step index, step) of every step its alert held (confirmed, repeated or not):
+        # the diagnosis lists each range, not only the step the alert first fired.
+        self.firing: dict[str, list[tuple[int, int]]] = {}
         self._rules = {r: f for r, f in RULE_FUNCS.items() if r not in c.disable}
 
     def observe(self, step: int, logs: dict[str, Any]) -> list[Alert]:
@@ -489,6 +505,7 @@ class HealthMonitor:
             need = self.config.patience(key) if key else 1
             if self._streak[rule] < need:
                 continue
+            self.firing.setdefault(rule, []).append((self._index, int(step)))
             since = self._firing_since.get(rule)
             if since is not None and self._index - since < self.config.realert_steps:
                 continue
@@ -529,10 +546,28 @@ def expected_logged_steps(max_steps: Any, logging_steps: Any) -> int | None:
     return max(1, int(total // every))
 
 
-def replay(records: list[dict[str, Any]], config: HealthConfig | None = None) -> list[Alert]:
-    """Run the rules over a whole metric history (a list of log dicts with a `step`)."""
+def replay_monitor(records: list[dict[str, Any]], config: HealthConfig | None = None) -> HealthMonitor:
+    """The monitor after running the rules over a whole metric history (log dicts with a `step`)."""
     monitor = HealthMonitor(config)
     for i, record in enumerate(records, start=1):
         step = finite(record.get("step"))
         monitor.observe(int(step) if step is not None else i, record)
-    return monitor.alerts
+    return monitor
+
+
+def replay(records: list[dict[str, Any]], config: HealthConfig | None = None) -> list[Alert]:
+    """Run the rules over a whole metric history (a list of log dicts with a `step`)."""
+    return replay_monitor(records, config).alerts
+
+
+def step_ranges(firing: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(first step, last step) of each run of consecutive logged steps in `firing` ((index, step) pairs)."""
+    ranges: list[tuple[int, int]] = []
+    last_index = None
+    for index, step in firing:
+        if ranges and last_index is not None and index == last_index + 1:
+            ranges[-1] = (ranges[-1][0], step)
+        else:
+            ranges.append((step, step))
+        last_index = index
+    return ranges

@@ -183,6 +183,29 @@ SYMPTOMS: tuple[Symptom, ...] = (
         keys=("max_none_frac", "unscorable_steps"),
     ),
     Symptom(
+        rule="out_of_memory",
+        title="Out of memory",
+        severity="critical",
+        metrics=("memory/peak_gib", "memory/limit_gib"),
+        looks_like=("memory/peak_gib climbs to memory/limit_gib; or the run stopped without finishing and its "
+                    "run_status.json says an allocation failed, or the process is gone with memory near the limit."),
+        cause=(
+            "Training needs more memory than the limit that binds (the machine's RAM, a container's cgroup, "
+            "ulimit -v, or the GPU): weights, gradients and optimizer state, the activations of "
+            "per_device_train_batch_size x (prompt + completion) tokens and the generation cache add up past it. "
+            "The kernel then kills the process without an error message, or an allocation fails."
+        ),
+        fix=(
+            "Use LoRA (model.lora) instead of a full fine-tune, profile: memory (gradient checkpointing), lower "
+            "training.per_device_train_batch_size (raise gradient_accumulation_steps to keep the batch) or "
+            "max_completion_length, or pick a smaller model; `grpokit doctor CONFIG` prints the planned peak "
+            "against the limit. Then `grpokit train CONFIG --resume` continues from the last checkpoint."
+        ),
+        threshold="memory/peak_gib >= {memory_limit_frac} x memory/limit_gib (the limit that binds: RAM, cgroup or ulimit -v)",
+        patience="at once (1 logged step)",
+        keys=("memory_limit_frac",),
+    ),
+    Symptom(
         rule="tool_calls_fail",
         title="Tool calls always fail",
         severity="warning",

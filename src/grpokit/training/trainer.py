@@ -26,16 +26,20 @@ from grpokit.tools.config import apply_to_args as apply_tools_to_args
 from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
 from grpokit.tools.timing import tool_time_callbacks
 from grpokit.training.callbacks import MetricsCallback, RewardRecorder, trim_metrics
+from grpokit.health.run_status import mark_failed
 
 FINAL = "final"
 DONE = "grpokit_stage_done.json"
 
 
 def health_callbacks(cfg: RunConfig, run_dir: Path) -> list:
-    """The live health callback (grpokit.health.callback)."""
+    """The live health callback (grpokit.health.callback), and run_status.json for a post-mortem."""
     from grpokit.health.callback import HealthCallback
+    from grpokit.health.doctor import PlannedPeak
+    from grpokit.health.status_callback import RunStatusCallback
 
-    return [HealthCallback.from_config(cfg.health, run_dir)]  # ConfigError on a bad `health:` key
+    return [HealthCallback.from_config(cfg.health, run_dir),  # ConfigError on a bad `health:` key
+            RunStatusCallback(run_dir, estimate=PlannedPeak(cfg))]
 
 
 def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
@@ -229,9 +233,11 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
     try:
         with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    except (ConfigError, RunError):
+    except (ConfigError, RunError) as exc:
+        mark_failed(run_dir, exc)  # run_status.json: what stopped the run, and whether memory ran out
         raise
     except Exception as exc:
+        mark_failed(run_dir, exc)
         fix = profiles.unused_parameters_fix(exc)
         raise RunError(f"training {'stage ' + stage_name if stage_name else 'run'} failed: {exc!r}"
                        + (f"\nFix: {fix}" if fix else "")) from exc
