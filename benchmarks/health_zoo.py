@@ -130,6 +130,7 @@ PREDICTED_BY = {
     "out_of_memory": ("memory/",),
     "truncation": ("lengths/answer tokens", "probe/truncation"),
     "no_learning_signal": ("probe/learning signal", "probe/reward"),
+    "reward_unscorable": ("probe/reward",),
 }
 
 
@@ -292,8 +293,11 @@ def main() -> None:
               f"{result.get('train', {}).get('wall_s', '')}s", flush=True)
         save()
 
+    # Longest first: with several lanes the run ends when its longest case does.
+    order = sorted(chosen, key=lambda c: -c.steps * (2 if c.base or "max_completion_length" in
+                                                     c.changes.get("training", {}) else 1))
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-        list(pool.map(one, chosen))
+        list(pool.map(one, order))
     save()
     print(table([kept[c.name] for c in cases() if c.name in kept]))
     print(json.dumps(summarise([kept[c.name] for c in cases() if c.name in kept]), indent=2))

@@ -46,6 +46,7 @@ class RewardTracker:
         self._errors: dict[str, int] = {}
         self._first_error: dict[str, str] = {}
         self._distinct: list[float] = []
+        self._modes: list[str] = []  # each group's most common completion (stripped)
 
     def wrap(self, funcs: Iterable[Callable]) -> list[Callable]:
         wrapped = []
@@ -91,6 +92,7 @@ class RewardTracker:
         for group in groups.values():
             if len(group) > 1:
                 self._distinct.append(len(set(group)) / len(group))
+                self._modes.append(max(set(g.strip() for g in group), key=[g.strip() for g in group].count))
 
     def flush(self) -> dict[str, Any]:
         """Metrics since the last flush, named like TRL's; then start counting afresh."""
@@ -103,6 +105,10 @@ class RewardTracker:
                 out[f"rewards/{name}/first_error"] = self._first_error[name]
         if self._distinct:
             out["completions/distinct_frac"] = sum(self._distinct) / len(self._distinct)
+        if len(self._modes) > 1:
+            # Collapse is one answer whatever the question; a model sure of its answers gives each
+            # question its own. Share of groups whose usual completion is the step's most common one.
+            out["completions/shared_answer_frac"] = max(self._modes.count(m) for m in set(self._modes)) / len(self._modes)
         out.update(self._judge_metrics())
         self._reset()
         return out

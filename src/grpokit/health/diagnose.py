@@ -231,9 +231,10 @@ def _constant_reward_findings(train: list[dict[str, Any]], config: dict[str, Any
         rows = [r for r in train if f"rewards/{name}/mean" in r]
         means = [finite(r.get(f"rewards/{name}/mean")) for r in rows]
         stds = [finite(r.get(f"rewards/{name}/std")) for r in rows]
-        if len(rows) < min_steps or any(m is None for m in means):
+        # TRL logs each reward's std beside its mean; without it a flat mean could still hide spread.
+        if len(rows) < min_steps or any(m is None for m in means) or any(v is None for v in stds):
             continue
-        if max(means) - min(means) > 1e-9 or any(v is not None and v > 1e-9 for v in stds):
+        if max(means) - min(means) > 1e-9 or any(v > 1e-9 for v in stds):
             continue
         steps = [int(finite(r.get("step")) or i) for i, r in enumerate(rows, start=1)]
         diagnostic = weights.get(name) == 0.0

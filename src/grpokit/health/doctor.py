@@ -152,7 +152,7 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
             checks.append(Check("probe", f"reward {name}", "fail", f"raised {error}",
                                 "a reward must never raise on model output; check its columns and parameters "
                                 "(`grpokit rewards test`)"))
-        elif none_share > hc.max_none_frac:
+        elif none_share >= hc.max_none_frac:  # as the live rule: half unscorable is broken
             checks.append(Check("probe", f"reward {name}", "fail",
                                 f"returned None for {none_share:.0%} of samples (it cannot score them)",
                                 BY_RULE["reward_unscorable"].fix))

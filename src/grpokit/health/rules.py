@@ -49,6 +49,7 @@ class HealthConfig:
     min_distinct_frac: float = 0.3      # or distinct completions per group below this share ...
     collapse_zero_std_frac: float = 0.5  # ... while this share of groups (mean of the last collapse_steps) has one score
     collapse_steps: int = 3
+    collapse_shared_frac: float = 0.75  # ... and this share of groups (mean of the last collapse_steps) answer alike
     # kl_blowup
     kl_max: float = 0.5
     kl_steps: int = 1
@@ -84,7 +85,7 @@ class HealthConfig:
         if unknown:
             raise ConfigError(f"health.disable: unknown rule(s) {unknown}; the rules are {list(RULES)}")
         for name in ("zero_std_frac", "clipped_ratio", "sustained_clipped_ratio", "entropy_drop",
-                     "min_distinct_frac", "collapse_zero_std_frac", "length_limit_frac", "max_none_frac", "tool_failure_frac",
+                     "min_distinct_frac", "collapse_zero_std_frac", "collapse_shared_frac", "length_limit_frac", "max_none_frac", "tool_failure_frac",
                      "memory_limit_frac",
                      "turn_limit_frac"):
             value = getattr(self, name)
@@ -269,6 +270,13 @@ def rule_collapse(h: History, c: HealthConfig) -> Reading:
     recent = [v for v in h.last("frac_reward_zero_std", c.collapse_steps) if finite(v) is not None]
     if not recent or sum(recent) / len(recent) < c.collapse_zero_std_frac:
         return NOT_NOW
+    # Sure is not collapsed: on one-number answers (the demo) each group settles on its own answer, and
+    # entropy and per-group diversity fall as it learns. Collapse is one answer whatever the question:
+    # the groups' usual completions are the same. Logged by the tracker when a step has 2+ groups.
+    shared = h.last("completions/shared_answer_frac", c.collapse_steps)
+    if shared and h.now("completions/shared_answer_frac") is not None \
+            and sum(shared) / len(shared) < c.collapse_shared_frac:
+        return NOT_NOW
     entropy = h.now("entropy")
     start = h.first.get("entropy", [])
     if entropy is not None and len(start) >= 3:
@@ -307,18 +315,34 @@ def rule_non_finite(h: History, c: HealthConfig) -> Reading:
 
 
 def rule_reward_stuck(h: History, c: HealthConfig) -> Reading:
+    # A flat window alone is also what a run that learned early and plateaued looks like, and with a
+    # small batch (2 prompts a step) the per-step reward is so noisy that a fitted trend over 20 steps
+    # is mostly noise. So the reward is stuck when it has not risen over the window AND is no higher
+    # than at the run's start (beyond noise); or when it fell by more than the noise allows.
     rewards = h.last("reward", c.stuck_window)
     stds = h.last("reward_std", c.stuck_window)
-    if len(rewards) < c.stuck_window or not stds:
+    start = h.first.get("reward", [])
+    if len(rewards) < c.stuck_window or not stds or not start:
         return NOT_NOW
     spread = sum(stds) / len(stds)
-    gain = _slope(rewards) * (len(rewards) - 1)  # fitted rise across the window
+    n = len(rewards)
+    slope = _slope(rewards)
+    gain = slope * (n - 1)  # fitted rise across the window
     needed = c.stuck_min_gain * spread
-    if gain < needed:
-        verb = "fell" if gain < -needed else "did not rise"
+    mean = sum(rewards) / n
+    residual = math.sqrt(sum((v - (mean + slope * (i - (n - 1) / 2))) ** 2 for i, v in enumerate(rewards)) / max(1, n - 2))
+    gain_se = residual * (n - 1) / math.sqrt(sum((i - (n - 1) / 2) ** 2 for i in range(n)))
+    baseline = sum(start) / len(start)
+    progress = mean - baseline
+    progress_noise = 2 * residual * math.sqrt(1 / len(start) + 1 / n)
+    if gain < -(needed + 2 * gain_se):
+        return (True, gain, -(needed + 2 * gain_se),
+                f"reward fell over the last {c.stuck_window} logged steps (fitted change {gain:+.3g}, "
+                f"more than twice its noise {gain_se:.2g}; reward_std {spread:.3g})")
+    if gain < needed and progress < needed + progress_noise:
         return (True, gain, needed,
-                f"reward {verb} over the last {c.stuck_window} logged steps "
-                f"(fitted change {gain:+.3g}, reward_std {spread:.3g})")
+                f"reward did not rise over the last {c.stuck_window} logged steps (fitted change {gain:+.3g}, "
+                f"reward_std {spread:.3g}) and is no higher than at the start ({mean:.3g} vs {baseline:.3g})")
     return NOT_NOW
 
 
@@ -352,7 +376,8 @@ def rule_reward_unscorable(h: History, c: HealthConfig) -> Reading:
             return (True, 1.0, c.max_none_frac, f"reward {name!r} returned None for every sample this step")
         for kind, verb in (("error_frac", "raised an error on"), ("none_frac", "returned None for")):
             share = h.now(f"rewards/{name}/{kind}")
-            if share is not None and share > c.max_none_frac and (worst[1] or 0) < share:
+            # At the threshold counts: a reward that cannot score half its rows (every other) is broken.
+            if share is not None and share >= c.max_none_frac and (worst[1] or 0) < share:
                 error = h.latest.get(f"rewards/{name}/first_error")
                 detail = f" (first error: {error})" if error else ""
                 worst = (True, share, c.max_none_frac, f"reward {name!r} {verb} {share:.0%} of samples{detail}")

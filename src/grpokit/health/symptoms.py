@@ -69,7 +69,7 @@ SYMPTOMS: tuple[Symptom, ...] = (
         rule="collapse",
         title="Collapse into one answer",
         severity="warning",
-        metrics=("entropy", "completions/distinct_frac"),
+        metrics=("entropy", "completions/distinct_frac", "completions/shared_answer_frac"),
         looks_like="entropy falls to a fraction of its start; completions in a group become identical.",
         cause=(
             "The policy has become near-deterministic, often after a reward hack: one answer scores well "
@@ -82,10 +82,12 @@ SYMPTOMS: tuple[Symptom, ...] = (
         ),
         threshold=("entropy < {entropy_drop} x its start (median of the first 3 logs), "
                    "or completions/distinct_frac < {min_distinct_frac}; and at least {collapse_zero_std_frac} of "
-                   "the groups (mean of the last {collapse_steps} logs) scored all their completions the same. "
-                   "Without that, low entropy is a model sure of its answer, not a collapse"),
+                   "the groups (mean of the last {collapse_steps} logs) scored all their completions the same, and, "
+                   "where a step has 2+ groups, at least {collapse_shared_frac} of the groups' usual completions are "
+                   "one and the same (completions/shared_answer_frac). Without those, low entropy is a model sure of "
+                   "its answers, not a collapse"),
         patience="{collapse_steps} logged steps in a row",
-        keys=("entropy_drop", "min_distinct_frac", "collapse_zero_std_frac", "collapse_steps"),
+        keys=("entropy_drop", "min_distinct_frac", "collapse_zero_std_frac", "collapse_shared_frac", "collapse_steps"),
     ),
     Symptom(
         rule="kl_blowup",
@@ -169,7 +171,7 @@ SYMPTOMS: tuple[Symptom, ...] = (
         title="A reward returns None or fails for most samples",
         severity="warning",
         metrics=("rewards/<name>/mean", "rewards/<name>/none_frac", "rewards/<name>/error_frac"),
-        looks_like="rewards/<name>/mean is missing (None) or the reward's None/error share is above half.",
+        looks_like="rewards/<name>/mean is missing (None) or the reward's None/error share is half or more.",
         cause=(
             "The reward cannot score the samples: the data set lacks the column it reads (answer, tests, "
             "schema...), the gold answers do not parse, or the reward raises."
@@ -178,7 +180,7 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Check data.answer_column and the columns the reward reads (`grpokit rewards list`), run "
             "`grpokit rewards test` on a few samples, and look at the first error in alerts.jsonl."
         ),
-        threshold="a reward's None share or error share > {max_none_frac}, or its mean is missing (None)",
+        threshold="a reward's None share or error share >= {max_none_frac}, or its mean is missing (None)",
         patience="{unscorable_steps} logged steps in a row",
         keys=("max_none_frac", "unscorable_steps"),
     ),

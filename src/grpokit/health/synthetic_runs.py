@@ -138,6 +138,14 @@ def _unscorable(step, steps, rng, r):
     return r
 
 
+def _memory_climb(step, steps, rng, r):
+    # Activations grow with the completions: the process's peak climbs past 90% of its 16 GiB limit.
+    r["memory/limit_gib"] = 16.0
+    r["memory/peak_gib"] = 8.0 + 7.5 * step / steps
+    r["memory/used_gib"] = r["memory/peak_gib"] - abs(rng.gauss(0.3, 0.1))
+    return r
+
+
 def _tools(calls: float, failing: float, unanswered: float):
     def transform(step, steps, rng, r):
         r["tools/call_frequency"] = calls
@@ -172,6 +180,7 @@ SCENARIOS: dict[str, tuple[str | None, Callable | None]] = {
     "stuck_reward": ("reward_stuck", _stuck),
     "length_drift": ("length_drift", _length_drift),
     "reward_unscorable": ("reward_unscorable", _unscorable),
+    "memory_climb": ("out_of_memory", _memory_climb),
     # Tool runs: every call errors / no call is ever made / episodes run out of turns.
     "tool_calls_fail": ("tool_calls_fail", _tools(calls=1.5, failing=1.0, unanswered=0.0)),
     "tool_never_called": ("tool_never_called", _tools(calls=0.0, failing=0.0, unanswered=0.0)),
