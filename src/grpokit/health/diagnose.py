@@ -203,7 +203,7 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     out = list(findings.values())
     out.extend(_constant_reward_findings(train, run.config))
     out.extend(_loss_findings(train, run.config))
-    if not train:
+    if not train and dead is None:  # a run that died before its first log: the post-mortem says why
         out.append(Finding(rule="no_metrics", severity="info", title="No training metrics yet",
                            evidence=f"{run.run_dir / 'metrics.jsonl'} has no training steps",
                            cause="The run has not logged its first step yet, or this is not a run directory.",
@@ -333,6 +333,8 @@ def format_findings(findings: list[Finding]) -> str:
     for f in findings:
         if f.ranges:
             where = " (steps " + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in f.ranges) + ")"
+        elif f.first_step is not None and f.last_step in (None, f.first_step):
+            where = f" (step {f.first_step})"
         else:
             where = f" (steps {f.first_step}-{f.last_step})" if f.first_step is not None else ""
         lines.append(f"[{f.severity}] {f.title}{where}\n  seen: {f.evidence}\n  why: {f.cause}\n  fix: {f.fix}")

@@ -141,7 +141,10 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "curve for a reward that fights the others, lower the weight of the format reward once it is "
             "learned, or raise model.lora.r."
         ),
-        threshold="the fitted rise of reward over the window < {stuck_min_gain} x the mean reward_std",
+        threshold=("the fitted rise of reward over the window < {stuck_min_gain} x the mean reward_std and the "
+                   "window's mean reward no higher than the first 3 logs' (beyond twice the noise); or a fitted fall "
+                   "larger than twice its standard error. A run that learned early and plateaued is not stuck, and "
+                   "small batches (2 prompts a step) make a flat-looking trend noise"),
         patience="a window of {stuck_window} logged steps (not capped: a shorter run never gets this alert)",
         keys=("stuck_window", "stuck_min_gain"),
     ),
