@@ -143,6 +143,7 @@ def _predicted(case: Case, doctor: dict[str, Any]) -> bool:
 def score(case: Case, run_dir: Path) -> dict[str, Any]:
     """Rules fired (first step), the diagnosis' order, and the verdict against the case's expectation."""
     from grpokit.health.diagnose import diagnose, load_run
+    from grpokit.health.symptoms import RULES
 
     run = load_run(run_dir)
     findings = diagnose(run)
@@ -156,13 +157,18 @@ def score(case: Case, run_dir: Path) -> dict[str, Any]:
         "severity": {f.rule: f.severity for f in problems},
         "diagnosis_order": [f.rule for f in findings if f.severity != "info"],
         "first_evidence": problems[0].evidence if problems else None,
+        # What the run raised while training (the rules of the code that trained it); `fired` above is the
+        # diagnosis now: today's rules replayed over metrics.jsonl, these alerts and run_status.json merged.
+        "live_alerts": [(a.get("step"), a.get("rule")) for a in run.alerts],
     }
     if case.healthy:
         out["ok"] = not problems
         return out
     caught = {rule: fired.get(rule) for rule in case.expect if rule in fired}
     on_time = {rule: step for rule, step in caught.items() if step is None or case.by_step is None or step <= case.by_step}
-    wrong_critical = [f.rule for f in problems if f.severity == "critical" and f.rule not in case.expect]
+    # Health rules only: run_failed / run_killed are the post-mortem's record of how a run ended, not a judgement.
+    wrong_critical = [f.rule for f in problems if f.severity == "critical" and f.rule not in case.expect
+                      and f.rule in RULES]
     out["flagged_by_expected_rule"] = bool(on_time)
     out["cause_first"] = bool(problems) and problems[0].rule == case.cause
     out["wrong_critical"] = wrong_critical
@@ -207,6 +213,23 @@ def run_case(case: Case, work: Path, train: bool) -> dict[str, Any]:
     result["report"] = report_text(run_dir, work, case)
     (work / case.name / "result.json").write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
     return result
+
+
+def export_fixture(case: Case, run_dir: Path, dest: Path) -> None:
+    """The run's metric history, config and status as a test fixture (tests/health/fixtures/<case>/):
+    small (numbers rounded, completions left out), so the rule tests replay real shapes."""
+    from grpokit.health.diagnose import read_jsonl
+
+    out = dest / case.name
+    out.mkdir(parents=True, exist_ok=True)
+    records, _ = read_jsonl(run_dir / "metrics.jsonl")
+    with open(out / "metrics.jsonl", "w", encoding="utf-8") as f:
+        for record in records:
+            record = {k: round(v, 5) if isinstance(v, float) else v for k, v in record.items() if k != "time"}
+            f.write(json.dumps(record) + "\n")
+    for name in ("config.yaml", "run_status.json"):  # not alerts.jsonl: the tests replay the rules themselves
+        if (run_dir / name).is_file():
+            (out / name).write_text((run_dir / name).read_text(encoding="utf-8"), encoding="utf-8")
 
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -258,6 +281,7 @@ def main() -> None:
     parser.add_argument("--work", default="/tmp/grpokit-health-zoo", help="where the run directories go")
     parser.add_argument("--rescore", action="store_true", help="score the run directories in --work again")
     parser.add_argument("--output", default=str(RESULTS / "health_zoo.json"))
+    parser.add_argument("--fixtures", default="", help="also copy each run's metrics, config and status here")
     opts = parser.parse_args()
     chosen = [c for c in cases() if not opts.cases or c.name in opts.cases.split(",")]
     if opts.cases and len(chosen) != len(opts.cases.split(",")):
@@ -287,6 +311,8 @@ def main() -> None:
 
     def one(case: Case) -> None:
         result = run_case(case, work, train=not opts.rescore)
+        if opts.fixtures and "score" in result:
+            export_fixture(case, work / case.name / "run", Path(opts.fixtures))
         kept[case.name] = result
         verdict = "skipped" if "skipped" in result else ("ok" if result["score"]["ok"] else "NOT OK")
         print(f"{case.name}: {verdict} {result.get('score', {}).get('fired', '')} "

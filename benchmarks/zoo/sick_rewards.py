@@ -23,8 +23,12 @@ def zoo_length_hack(completions, **kwargs):
 
 @register("zoo_fixed_string")
 def zoo_fixed_string(completions, **kwargs):
-    """Pays one fixed answer whatever the question: the model learns to write it and nothing else."""
-    return [1.0 if text.strip().startswith("1") else 0.0 for text in texts(completions)]
+    """Pays one fixed answer, "1", whatever the question: the model learns to write it and nothing else.
+
+    Graded (the shorter a completion that starts with 1, the more it pays), so the groups keep a spread
+    until every completion is exactly "1": a flat "starts with 1" pays most samples alike at once and
+    freezes the model with varied answers instead of collapsing it."""
+    return [1.0 / len(text.strip()) if text.strip().startswith("1") else 0.0 for text in texts(completions)]
 
 
 def _half(completions):
