@@ -211,11 +211,14 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     # Most severe first; within a severity the rules before the notes derived from them (a reward that never
     # varied is what truncation or a too-hard task looks like from that reward), then by first step.
     out.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), f.rule in DERIVED,
-                            f.first_step if f.first_step is not None else 0))
+                            f.first_step if f.first_step is not None else 0, f.rule in GENERIC))
     return out
 
 
 DERIVED = ("reward_constant",)
+# Symptoms many causes produce. Starting at the same step as a specific finding (a tool never called,
+# a reward that cannot score), they come after it: the specific one names what to change.
+GENERIC = ("truncation", "no_learning_signal", "length_drift", "reward_stuck")
 
 
 def _constant_reward_findings(train: list[dict[str, Any]], config: dict[str, Any], min_steps: int = 5) -> list[Finding]:

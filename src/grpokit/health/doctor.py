@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from grpokit.completions import prompt_text
 from grpokit.health.doctor_checks import (
     CPU_RUNTIME_BYTES,
+    GIB,
     Check,
     ModelShape,
     available_memory,
@@ -372,6 +373,14 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
     try:
         model, tokenizer = _load_model(cfg)
     except Exception as exc:
+        from grpokit.health.run_status import is_out_of_memory
+
+        if is_out_of_memory(exc):  # the model alone does not fit under this machine's (or process's) limit
+            available, where = available_memory(False)
+            return checks + [Check("memory", "estimate", "fail",
+                                   f"loading the model ran out of memory ({exc}); "
+                                   f"{available / GIB:.1f} GiB available on the {where}" if available else str(exc),
+                                   BY_RULE["out_of_memory"].fix)]
         return checks + [Check("config", "model", "fail", str(exc), "fix model.name")]
     checks.append(Check("config", "model", "ok", f"{cfg.model.name} loaded"))
     return checks + config_checks(cfg, model, tokenizer, rows, rewards.funcs, rewards.weights, probe=probe,

@@ -70,6 +70,13 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return False
 
 
+def mark_started(run_dir: str | Path) -> None:
+    """Record "running" before anything heavy happens (loading the model can already run out of memory)."""
+    write_status(Path(run_dir), {"state": "running", "pid": os.getpid(), "host": socket.gethostname(),
+                                 "started": time.time(), "updated": time.time(), "step": 0,
+                                 "memory": memory_snapshot()})
+
+
 def mark_failed(run_dir: str | Path, exc: BaseException) -> None:
     """Record that training raised; an allocation failure is recorded as out of memory."""
     run_dir = Path(run_dir)

@@ -26,7 +26,7 @@ from grpokit.tools.config import apply_to_args as apply_tools_to_args
 from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
 from grpokit.tools.timing import tool_time_callbacks
 from grpokit.training.callbacks import MetricsCallback, RewardRecorder, trim_metrics
-from grpokit.health.run_status import mark_failed
+from grpokit.health.run_status import mark_failed, mark_started
 
 FINAL = "final"
 DONE = "grpokit_stage_done.json"
@@ -135,15 +135,22 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
     # Built once per stage, before any model loads: a bad reward parameter fails now, not after stage 1.
     reward_sets = {id(stage): build_reward_set(cfg, stage) for stage in _stages(cfg)}
     previous: Path | None = None
-    for stage in _stages(cfg):
-        final = stage_final(cfg, stage)
-        if (final / DONE).is_file():
-            previous = final  # finished before the crash / previous invocation
-            continue
-        _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set, resume=resume,
-                   callbacks=list(callbacks), console=console, per_batch=completions_per_step,
-                   response_prefix=response_prefix)
-        previous = final
+    if is_main_process():
+        mark_started(run_dir)  # run_status.json before the model loads: a kill from here on leaves a word
+    try:
+        for stage in _stages(cfg):
+            final = stage_final(cfg, stage)
+            if (final / DONE).is_file():
+                previous = final  # finished before the crash / previous invocation
+                continue
+            _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set, resume=resume,
+                       callbacks=list(callbacks), console=console, per_batch=completions_per_step,
+                       response_prefix=response_prefix)
+            previous = final
+    except BaseException as exc:
+        if is_main_process():
+            mark_failed(run_dir, exc)  # what stopped the run, and whether memory ran out
+        raise
     return run_dir
 
 
@@ -234,10 +241,8 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
         with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     except (ConfigError, RunError) as exc:
-        mark_failed(run_dir, exc)  # run_status.json: what stopped the run, and whether memory ran out
         raise
     except Exception as exc:
-        mark_failed(run_dir, exc)
         fix = profiles.unused_parameters_fix(exc)
         raise RunError(f"training {'stage ' + stage_name if stage_name else 'run'} failed: {exc!r}"
                        + (f"\nFix: {fix}" if fix else "")) from exc
