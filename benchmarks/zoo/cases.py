@@ -69,7 +69,7 @@ def cases() -> list[Case]:
              expect=("length_drift", "truncation"), by_step=6, cause="truncation"),
         Case("diverge-lr", "learning rate 1.0 (the highest the config accepts) without gradient clipping: the update blows the weights up",
              {"training": {"learning_rate": 1.0, "max_grad_norm": 0.0}}, 4,
-             expect=("non_finite",), by_step=3, cause="non_finite"),
+             expect=("non_finite", "diverged"), by_step=3, cause="diverged"),
         Case("kl-blowup", "KL penalty on (beta 0.04) with a learning rate 10x the demo's",
              {"training": {"beta": 0.04, "learning_rate": 3.0e-3}}, 8, expect=("kl_blowup",), by_step=8,
              cause="kl_blowup"),

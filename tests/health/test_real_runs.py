@@ -25,12 +25,12 @@ EXPECT = {
     "no-signal-constant": ("no_learning_signal", "a constant reward: every group scores alike"),
     "truncated-2-tokens": ("truncation", "a 2-token limit for 3-4-token answers"),
     "hack-length": ("truncation", "a length-only reward pushes completions into the 48-token limit"),
-    "diverge-lr": ("non_finite", "learning rate 30: NaN loss or grad_norm"),
+    "diverge-lr": ("diverged", "learning rate 1.0, no clipping: noise after one step, entropy 2.5x, not NaN"),
     "kl-blowup": ("kl_blowup", "beta 0.04 with 10x the demo's learning rate"),
     "reward-half-none": ("reward_unscorable", "a plugin reward returning None on every other row"),
     "reward-half-raises": ("reward_unscorable", "a plugin reward raising on the batch: every row unscored"),
     "tool-never-called": ("tool_never_called", "the tool recipe without its few-shot calls"),
-    "oom-full-finetune": ("out_of_memory", "a full fine-tune under a 3 GiB ulimit -v: run_status.json says so"),
+    "oom-full-finetune": ("out_of_memory", "a full fine-tune under a 4 GiB ulimit -v: run_status.json says so"),
 }
 
 

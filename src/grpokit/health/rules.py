@@ -50,6 +50,8 @@ class HealthConfig:
     collapse_zero_std_frac: float = 0.5  # ... while this share of groups (mean of the last collapse_steps) has one score
     collapse_steps: int = 3
     collapse_shared_frac: float = 0.75  # ... and this share of groups (mean of the last collapse_steps) answer alike
+    # diverged: entropy this many times the first step's (the base model's samples) while the reward fell
+    diverge_entropy_rise: float = 2.0
     # kl_blowup
     kl_max: float = 0.5
     kl_steps: int = 1
@@ -96,6 +98,9 @@ class HealthConfig:
                      "tool_failure_steps", "no_tool_steps", "turn_limit_steps"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"health.{name} must be at least 1, got {getattr(self, name)}")
+        if self.diverge_entropy_rise <= 1.0:
+            raise ConfigError(f"health.diverge_entropy_rise is a factor over the first step's entropy and must be "
+                              f"above 1, got {self.diverge_entropy_rise}")
         if self.sustained_clipped_ratio > self.clipped_ratio:
             raise ConfigError(
                 f"health.sustained_clipped_ratio ({self.sustained_clipped_ratio}) is the lower, slower truncation "
@@ -292,6 +297,21 @@ def rule_collapse(h: History, c: HealthConfig) -> Reading:
     return NOT_NOW
 
 
+def rule_diverged(h: History, c: HealthConfig) -> Reading:
+    # A learning rate that blows the weights up need not give NaN: the model writes noise. Its entropy
+    # then jumps far above the base model's (the first step samples the untrained model) and the reward
+    # drops. A model that learns only grows surer (entropy falls); seen in the health zoo: at most 1.4x.
+    entropy, start = h.now("entropy"), h.first.get("entropy", [])
+    reward, first_reward = h.now("reward"), h.first.get("reward", [])
+    if entropy is None or not start or start[0] <= 0 or reward is None or not first_reward:
+        return NOT_NOW
+    if entropy >= c.diverge_entropy_rise * start[0] and reward < first_reward[0]:
+        return (True, entropy, c.diverge_entropy_rise * start[0],
+                f"entropy jumped to {entropy:.3g} from {start[0]:.3g} at the first step "
+                f"({entropy / start[0]:.1f}x) while the reward fell to {reward:.3g} from {first_reward[0]:.3g}")
+    return NOT_NOW
+
+
 def rule_kl_blowup(h: History, c: HealthConfig) -> Reading:
     kl = h.now("kl")
     if kl is not None and kl > c.kl_max:
@@ -450,6 +470,7 @@ RULE_FUNCS: dict[str, Rule] = {
     "collapse": rule_collapse,
     "kl_blowup": rule_kl_blowup,
     "non_finite": rule_non_finite,
+    "diverged": rule_diverged,
     "reward_stuck": rule_reward_stuck,
     "length_drift": rule_length_drift,
     "reward_unscorable": rule_reward_unscorable,
@@ -479,9 +500,10 @@ PATIENCE: dict[str, str] = {
 # completions cut before the answer (truncation) also give zero reward variance,
 # and then a flat reward. One failure, one alert, naming the cause.
 SUPPRESSED_BY: dict[str, tuple[str, ...]] = {
-    "no_learning_signal": ("collapse", "truncation", "non_finite", "reward_unscorable"),
+    "no_learning_signal": ("collapse", "truncation", "non_finite", "reward_unscorable", "diverged"),
+    "truncation": ("diverged",),  # noise runs to the length limit
     "reward_stuck": ("no_learning_signal", "collapse", "truncation", "non_finite", "reward_unscorable",
-                     "kl_blowup"),
+                     "kl_blowup", "diverged"),
     "length_drift": ("truncation", "non_finite"),
     "collapse": ("non_finite",),
     "kl_blowup": ("non_finite",),

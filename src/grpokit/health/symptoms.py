@@ -127,6 +127,25 @@ SYMPTOMS: tuple[Symptom, ...] = (
         keys=(),
     ),
     Symptom(
+        rule="diverged",
+        title="Training diverged: the model writes noise",
+        severity="critical",
+        metrics=("entropy", "reward"),
+        looks_like="entropy jumps far above the first step's while the reward drops; completions.jsonl shows word salad.",
+        cause=(
+            "An update far too large (a learning rate too high, gradient clipping off) threw the weights out of "
+            "the region where the model writes language. Without an overflow nothing turns NaN, so the loss looks "
+            "fine; every step after this one is wasted."
+        ),
+        fix=(
+            "Lower training.learning_rate (LoRA: 1e-5 to 3e-4), keep training.max_grad_norm at 1.0, and restart "
+            "or resume from a checkpoint from before the jump."
+        ),
+        threshold="entropy >= {diverge_entropy_rise} x the first logged step's entropy, with the reward below the first step's",
+        patience="at once (1 logged step)",
+        keys=("diverge_entropy_rise",),
+    ),
+    Symptom(
         rule="reward_stuck",
         title="Reward stuck or falling",
         severity="warning",

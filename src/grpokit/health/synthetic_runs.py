@@ -109,6 +109,14 @@ def _nan(step, steps, rng, r):
     return r
 
 
+def _diverged(step, steps, rng, r):
+    # Learning rate far too high: from the middle on the model writes noise, entropy 3x, reward near 0.
+    if step >= steps // 2:
+        r["entropy"] = 3.6 + rng.gauss(0, 0.1)
+        _set_rewards(r, 0.02, 0.0, 0.05)
+    return r
+
+
 def _stuck(step, steps, rng, r):
     # Signal is there (std healthy) but the reward does not move: learning rate too low.
     fmt = _clamp(0.45 + rng.gauss(0, 0.03), 0, 1)
@@ -177,6 +185,7 @@ SCENARIOS: dict[str, tuple[str | None, Callable | None]] = {
     "zero_std": ("no_learning_signal", _zero_std),
     "kl_blowup": ("kl_blowup", _kl_blowup),
     "nan": ("non_finite", _nan),
+    "diverged": ("diverged", _diverged),
     "stuck_reward": ("reward_stuck", _stuck),
     "length_drift": ("length_drift", _length_drift),
     "reward_unscorable": ("reward_unscorable", _unscorable),
