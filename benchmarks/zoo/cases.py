@@ -87,7 +87,7 @@ def cases() -> list[Case]:
               "training": {"max_completion_length": 48}}, 4,
              expect=("tool_never_called",), by_step=4, cause="tool_never_called",
              base=str(ROOT / "configs" / "tool-math-cpu.yaml")),
-        Case("oom-full-finetune", "a full fine-tune (no LoRA) under a 4 GiB address-space cap (ulimit -v)",
-             {"model": {"lora": None}}, 2, expect=("out_of_memory",), by_step=1, cause="out_of_memory",
+        Case("oom-full-finetune", "the demo recipe under a 4 GiB address-space cap (ulimit -v) it does not fit in",
+             {}, 2, expect=("out_of_memory",), by_step=1, cause="out_of_memory",
              predict=("doctor",), memory_cap_gib=4.0),
     ]
