@@ -104,3 +104,57 @@ def test_format_lists_the_post_mortem(tmp_path):
     _running(tmp_path, pid=_dead_pid(), peak_gib=2.95)
     text = format_findings(diagnose(tmp_path))
     assert text.startswith("[critical] Killed, most likely out of memory")
+
+
+# ---- through a real (tiny) training run: the trainer writes the status and records the failure
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from benchmarks.tiny_model import make_tiny_model
+
+    return make_tiny_model(tmp_path_factory.mktemp("tiny") / "model", chat_format="roles", vocab_size=0,
+                           hidden_size=64, num_attention_heads=4)
+
+
+def _tiny_config(tiny, out):
+    from grpokit.config.run_config import from_dict
+
+    return from_dict({"name": "tiny", "output_dir": str(out), "model": {"name": str(tiny), "lora": {"r": 4}},
+                      "data": {"source": "synthetic:arithmetic", "max_samples": 16, "eval_size": 0},
+                      "rewards": [{"name": "regex_format"}],
+                      "profile": "cpu",
+                      "training": {"max_steps": 2, "num_generations": 4, "per_device_train_batch_size": 4,
+                                   "max_completion_length": 8, "save_steps": 2, "learning_rate": 0.01}})
+
+
+@pytest.mark.slow
+def test_a_finished_run_says_finished_with_its_memory(tiny, tmp_path):
+    from grpokit.training.trainer import train
+
+    run_dir = train(_tiny_config(tiny, tmp_path / "run"))
+    status = read_status(run_dir)
+    assert status["state"] == "finished" and status["step"] == 2 and status["estimate_gib"] > 0
+    assert status["memory"]["limit_gib"] > status["memory"]["peak_gib"] > 0
+    metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert metrics[0]["memory/limit_gib"] >= metrics[0]["memory/peak_gib"] > 0  # what the out_of_memory rule reads
+    assert post_mortem(run_dir) is None
+
+
+@pytest.mark.slow
+def test_a_memory_error_in_training_is_recorded_as_out_of_memory(tiny, tmp_path):
+    from transformers import TrainerCallback
+
+    from grpokit.errors import RunError
+    from grpokit.training.trainer import train
+
+    class AllocationFails(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            raise MemoryError("simulated: the next allocation did not fit")
+
+    with pytest.raises(RunError):
+        train(_tiny_config(tiny, tmp_path / "run"), callbacks=[AllocationFails()])
+    status = read_status(tmp_path / "run")
+    assert status["state"] == "failed" and status["out_of_memory"] is True and "MemoryError" in status["error"]
+    first = diagnose(tmp_path / "run")[0]
+    assert first.rule == "out_of_memory" and first.severity == "critical"
