@@ -92,7 +92,8 @@ class RewardTracker:
         for group in groups.values():
             if len(group) > 1:
                 self._distinct.append(len(set(group)) / len(group))
-                self._modes.append(max(set(g.strip() for g in group), key=[g.strip() for g in group].count))
+                stripped = [g.strip() for g in group]
+                self._modes.append(max(set(stripped), key=stripped.count))
 
     def flush(self) -> dict[str, Any]:
         """Metrics since the last flush, named like TRL's; then start counting afresh."""

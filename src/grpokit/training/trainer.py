@@ -240,7 +240,7 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
     try:
         with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    except (ConfigError, RunError) as exc:
+    except (ConfigError, RunError):
         raise
     except Exception as exc:
         fix = profiles.unused_parameters_fix(exc)
