@@ -111,6 +111,14 @@ def _nan(step, steps, rng, r):
     return r
 
 
+def _diverged(step, steps, rng, r):
+    # Learning rate far too high: from the middle on the model writes noise, entropy 3x, reward near 0.
+    if step >= steps // 2:
+        r["entropy"] = 3.6 + rng.gauss(0, 0.1)
+        _set_rewards(r, 0.02, 0.0, 0.05)
+    return r
+
+
 def _stuck(step, steps, rng, r):
     # Signal is there (std healthy) but the reward does not move: learning rate too low.
     fmt = _clamp(0.45 + rng.gauss(0, 0.03), 0, 1)
@@ -137,6 +145,14 @@ def _unscorable(step, steps, rng, r):
     r[f"rewards/{REWARD_NAMES[1]}/none_frac"] = 1.0
     r["reward"] = 0.5 * r[f"rewards/{REWARD_NAMES[0]}/mean"]
     r["reward_std"] = 0.15
+    return r
+
+
+def _memory_climb(step, steps, rng, r):
+    # Activations grow with the completions: the process's peak climbs past 90% of its 16 GiB limit.
+    r["memory/limit_gib"] = 16.0
+    r["memory/peak_gib"] = 8.0 + 7.5 * step / steps
+    r["memory/used_gib"] = r["memory/peak_gib"] - abs(rng.gauss(0.3, 0.1))
     return r
 
 
@@ -171,9 +187,11 @@ SCENARIOS: dict[str, tuple[str | None, Callable | None]] = {
     "zero_std": ("no_learning_signal", _zero_std),
     "kl_blowup": ("kl_blowup", _kl_blowup),
     "nan": ("non_finite", _nan),
+    "diverged": ("diverged", _diverged),
     "stuck_reward": ("reward_stuck", _stuck),
     "length_drift": ("length_drift", _length_drift),
     "reward_unscorable": ("reward_unscorable", _unscorable),
+    "memory_climb": ("out_of_memory", _memory_climb),
     # Tool runs: every call errors / no call is ever made / episodes run out of turns.
     "tool_calls_fail": ("tool_calls_fail", _tools(calls=1.5, failing=1.0, unanswered=0.0)),
     "tool_never_called": ("tool_never_called", _tools(calls=0.0, failing=0.0, unanswered=0.0)),

@@ -114,7 +114,8 @@ def test_analyze_flags_raising_and_none_rewards():
                          [1.0, 1.0], errors={"boom": "KeyError: 'answer'"}) for i in range(3)]
     checks = analyze_probe(groups, 64)
     assert _status(checks, "reward boom").status == "fail" and "KeyError" in _status(checks, "reward boom").detail
-    assert _status(checks, "reward none").status == "ok"  # half None is within max_none_frac=0.5
+    # Half None reaches max_none_frac=0.5: flagged, as the live reward_unscorable rule flags it.
+    assert _status(checks, "reward none").status == "fail"
 
 
 def test_weighted_totals_skip_none_like_trl():

@@ -15,8 +15,9 @@ from typing import Any
 from grpokit.errors import ConfigError
 
 RULE_IDS: tuple[str, ...] = (
-    "no_learning_signal", "truncation", "collapse", "kl_blowup", "non_finite", "reward_stuck", "length_drift",
-    "reward_unscorable", "tool_calls_fail", "tool_never_called", "tool_turn_limit", "judge_failing", "judge_slow",
+    "no_learning_signal", "truncation", "collapse", "kl_blowup", "non_finite", "diverged", "reward_stuck",
+    "length_drift", "reward_unscorable", "out_of_memory", "tool_calls_fail", "tool_never_called", "tool_turn_limit",
+    "judge_failing", "judge_slow",
 )
 
 
@@ -48,6 +49,9 @@ class HealthConfig:
     min_distinct_frac: float = 0.3      # or distinct completions per group below this share ...
     collapse_zero_std_frac: float = 0.5  # ... while this share of groups (mean of the last collapse_steps) has one score
     collapse_steps: int = 3
+    collapse_shared_frac: float = 0.75  # ... and this share of groups (mean of the last collapse_steps) answer alike
+    # diverged: entropy this many times the first step's (the base model's samples) while the reward fell
+    diverge_entropy_rise: float = 2.0
     # kl_blowup
     kl_max: float = 0.5
     kl_steps: int = 1
@@ -62,6 +66,8 @@ class HealthConfig:
     # reward_unscorable
     max_none_frac: float = 0.5
     unscorable_steps: int = 2
+    # out_of_memory: the process's peak against the limit that binds (grpokit.health.memory)
+    memory_limit_frac: float = 0.9
     # tool runs (tools:): TRL's tools/* metrics and the tool_turn_limit diagnostic reward
     tool_failure_frac: float = 0.9      # tools/failure_frequency at or above this ...
     tool_failure_steps: int = 3         # ... for this many logged steps in a row
@@ -81,8 +87,8 @@ class HealthConfig:
         if unknown:
             raise ConfigError(f"health.disable: unknown rule(s) {unknown}; the rules are {list(RULE_IDS)}")
         for name in ("zero_std_frac", "clipped_ratio", "sustained_clipped_ratio", "entropy_drop",
-                     "min_distinct_frac", "collapse_zero_std_frac", "length_limit_frac", "max_none_frac", "tool_failure_frac",
-                     "turn_limit_frac"):
+                     "min_distinct_frac", "collapse_zero_std_frac", "collapse_shared_frac", "length_limit_frac", "max_none_frac",
+                     "tool_failure_frac", "memory_limit_frac", "turn_limit_frac"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"health.{name} is a share and must be between 0 and 1, got {value}")
@@ -91,6 +97,9 @@ class HealthConfig:
                      "tool_failure_steps", "no_tool_steps", "turn_limit_steps"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"health.{name} must be at least 1, got {getattr(self, name)}")
+        if self.diverge_entropy_rise <= 1.0:
+            raise ConfigError(f"health.diverge_entropy_rise is a factor over the first step's entropy and must be "
+                              f"above 1, got {self.diverge_entropy_rise}")
         if self.sustained_clipped_ratio > self.clipped_ratio:
             raise ConfigError(
                 f"health.sustained_clipped_ratio ({self.sustained_clipped_ratio}) is the lower, slower truncation "

@@ -23,6 +23,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from grpokit.health.memory import memory_metrics
 from grpokit.health.rules import Alert, HealthConfig, HealthMonitor, expected_logged_steps, is_train_log
 from grpokit.health.symptoms import BY_RULE
 from grpokit.rewards.trainer_rewards import TrainerRewards
@@ -69,6 +70,8 @@ class HealthCallback(TrainerCallback):
         try:
             if not logs or not self.config.enabled or not is_train_log(logs):
                 return control
+            # The out_of_memory rule: the peak against the limit that binds. Into `logs`, so metrics.jsonl has it.
+            logs.update(memory_metrics())
             # The numbers are in `logs` already (RewardStatsCallback); the error text comes from the window.
             tracked = self.reward_calls.last_window if self.reward_calls is not None else {}
             alerts = self.monitor.observe(state.global_step, {**logs, **tracked})

@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grpokit.health.rules import HealthConfig, expected_logged_steps, finite, is_held_out_log, is_train_log, replay
+from grpokit.health.rules import (HealthConfig, expected_logged_steps, finite, is_held_out_log, is_train_log,
+                                  replay_monitor, step_ranges)
+from grpokit.health.run_status import post_mortem
 from grpokit.health.symptoms import BY_RULE, SYMPTOMS, Symptom, to_markdown  # noqa: F401  (to_markdown re-exported)
 from grpokit.run_directory import layout
 from grpokit.run_directory.jsonl import read_jsonl
@@ -34,6 +36,7 @@ class Finding:
     last_step: int | None = None
     count: int = 1
     sources: list[str] = field(default_factory=list)  # "metrics" (replayed) and/or "alerts" (live)
+    ranges: list[list[int]] = field(default_factory=list)  # [first, last] step of every stretch it held
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,13 +141,19 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     findings: dict[str, Finding] = {}
     hc = health_config_for(run.config, train)
     hc.enabled = True
-    for alert in replay(train, hc):
+    monitor = replay_monitor(train, hc)
+    for alert in monitor.alerts:
         f = findings.get(alert.rule)
         if f is None:
             findings[alert.rule] = _symptom_finding(BY_RULE[alert.rule], alert.message, [alert.step], "metrics")
         else:
             f.count += 1
             f.last_step = alert.step
+    for rule, f in findings.items():
+        # Every stretch the condition held, not only where the alert fired: "steps 2-8, 14-20".
+        f.ranges = [list(r) for r in step_ranges(monitor.firing.get(rule, []))]
+        if f.ranges:
+            f.last_step = max(f.last_step or 0, f.ranges[-1][1])
     # Live alerts can see what metrics.jsonl lacks (e.g. reward errors counted by the tracker).
     for record in run.alerts:
         rule = record.get("rule")
@@ -154,18 +163,73 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
         step = int(step) if step is not None else None
         f = findings.get(rule)
         if f is None:
-            findings[rule] = _symptom_finding(BY_RULE[rule], str(record.get("message", "")),
-                                              [step] if step is not None else [], "alerts")
+            findings[rule] = f = _symptom_finding(BY_RULE[rule], str(record.get("message", "")),
+                                                  [step] if step is not None else [], "alerts")
         elif "alerts" not in f.sources:
             f.sources.append("alerts")
+        if "metrics" not in f.sources and step is not None:  # seen live only: each alert is a stretch of its own
+            f.ranges.append([step, step])
+            f.first_step, f.last_step = min(f.first_step or step, step), max(f.last_step or step, step)
+    dead = post_mortem(run.run_dir)
+    if dead is not None:
+        step = dead.pop("step", None)
+        step = int(step) if finite(step) is not None else None
+        # The post-mortem knows more than a live alert of the same rule (how the run ended): it replaces it.
+        findings[dead["rule"]] = Finding(**dead, first_step=step, last_step=step, sources=["run_status"])
     out = list(findings.values())
+    out.extend(_constant_reward_findings(train, run.config))
     out.extend(_loss_findings(train, run.config))
-    if not train:
+    if not train and dead is None:  # a run that died before its first log: the post-mortem says why
         out.append(Finding(rule="no_metrics", severity="info", title="No training metrics yet",
                            evidence=f"{run.run_dir / 'metrics.jsonl'} has no training steps",
                            cause="The run has not logged its first step yet, or this is not a run directory.",
                            fix="Wait for the first logging step (training.logging_steps), or check the path."))
-    out.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), f.first_step if f.first_step is not None else 0))
+    # Most severe first; within a severity the rules before the notes derived from them (a reward that never
+    # varied is what truncation or a too-hard task looks like from that reward), then by first step.
+    out.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), f.rule in DERIVED,
+                            f.first_step if f.first_step is not None else 0, f.rule in GENERIC))
+    return out
+
+
+DERIVED = ("reward_constant",)
+# Symptoms many causes produce. Starting at the same step as a specific finding (a tool never called,
+# a reward that cannot score), they come after it: the specific one names what to change.
+GENERIC = ("truncation", "no_learning_signal", "length_drift", "reward_stuck")
+
+
+def _constant_reward_findings(train: list[dict[str, Any]], config: dict[str, Any], min_steps: int = 5) -> list[Finding]:
+    """A reward that gave every completion the same score at every logged step: it taught nothing."""
+    weights = {}
+    for spec in config.get("rewards") or []:
+        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+            weights[spec["name"]] = finite(spec.get("weight", 1.0))
+    out = []
+    names = list(dict.fromkeys(k[len("rewards/"):-len("/mean")] for r in train for k in r
+                               if k.startswith("rewards/") and k.endswith("/mean")))
+    for name in names:
+        rows = [r for r in train if f"rewards/{name}/mean" in r]
+        means = [finite(r.get(f"rewards/{name}/mean")) for r in rows]
+        stds = [finite(r.get(f"rewards/{name}/std")) for r in rows]
+        # TRL logs each reward's std beside its mean; without it a flat mean could still hide spread.
+        if len(rows) < min_steps or any(m is None for m in means) or any(v is None for v in stds):
+            continue
+        if max(means) - min(means) > 1e-9 or any(v > 1e-9 for v in stds):
+            continue
+        steps = [int(finite(r.get("step")) or i) for i, r in enumerate(rows, start=1)]
+        diagnostic = weights.get(name) == 0.0
+        out.append(Finding(
+            rule="reward_constant", severity="info" if diagnostic else "warning",
+            title=f"Reward {name} never varied",
+            evidence=f"rewards/{name}/mean was {means[0]:.3f} with std 0 at every logged step ({steps[0]}-{steps[-1]}, "
+                     f"{len(rows)} steps)",
+            cause="A reward that gives every completion the same score adds nothing to any advantage, so it teaches "
+                  "nothing: the task is beyond the model (always 0), the reward cannot read what the model writes (a "
+                  "format or length mismatch: see truncation), or it pays everything alike.",
+            fix=f"Compare completions.jsonl with what {name} expects (`grpokit rewards test {name} ...`); give partial "
+                "credit, use easier prompts, fix the format it parses, or drop it" +
+                (" (weight 0: a logged diagnostic, so this is only a note)" if diagnostic else ""),
+            first_step=steps[0], last_step=steps[-1], count=len(rows), sources=["metrics"],
+            ranges=[[steps[0], steps[-1]]]))
     return out
 
 
@@ -246,7 +310,12 @@ def format_findings(findings: list[Finding]) -> str:
         return "No problems found."
     lines = []
     for f in findings:
-        where = f" (steps {f.first_step}-{f.last_step})" if f.first_step is not None else ""
+        if f.ranges:
+            where = " (steps " + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in f.ranges) + ")"
+        elif f.first_step is not None and f.last_step in (None, f.first_step):
+            where = f" (step {f.first_step})"
+        else:
+            where = f" (steps {f.first_step}-{f.last_step})" if f.first_step is not None else ""
         lines.append(f"[{f.severity}] {f.title}{where}\n  seen: {f.evidence}\n  why: {f.cause}\n  fix: {f.fix}")
     return "\n".join(lines)
 

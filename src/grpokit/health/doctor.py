@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from grpokit.completions import prompt_text
 from grpokit.health.doctor_checks import (
     CPU_RUNTIME_BYTES,
+    GIB,
     Check,
     ModelShape,
     available_memory,
@@ -154,7 +155,7 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
             checks.append(Check("probe", f"reward {name}", "fail", f"raised {error}",
                                 "a reward must never raise on model output; check its columns and parameters "
                                 "(`grpokit rewards test`)"))
-        elif none_share > hc.max_none_frac:
+        elif none_share >= hc.max_none_frac:  # as the live rule: half unscorable is broken
             checks.append(Check("probe", f"reward {name}", "fail",
                                 f"returned None for {none_share:.0%} of samples (it cannot score them)",
                                 BY_RULE["reward_unscorable"].fix))
@@ -294,6 +295,19 @@ def memory_parts(cfg: RunConfig, model: Any, prompt_lens: Sequence[int], *, cuda
     )
 
 
+class PlannedPeak:
+    """The doctor's planned peak memory, in bytes, for training `cfg` with a loaded model: recorded in
+    run_status.json at the start of training, so a post-mortem can set it against the limit."""
+
+    def __init__(self, cfg: RunConfig):
+        self.cfg = cfg
+
+    def __call__(self, model: Any, tokenizer: Any = None, rows: Sequence[dict[str, Any]] = ()) -> float:
+        cuda = next(iter(model.parameters())).device.type == "cuda"
+        lens = prompt_lengths(tokenizer, rows) if tokenizer is not None and rows else []
+        return memory_parts(self.cfg, model, lens, cuda=cuda)["total"]
+
+
 def _trl_has_fused_lm_head() -> bool:
     try:
         from trl.trainer import utils
@@ -364,6 +378,14 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
     try:
         model, tokenizer = _load_model(cfg)
     except Exception as exc:
+        from grpokit.health.run_status import is_out_of_memory
+
+        if is_out_of_memory(exc):  # the model alone does not fit under this machine's (or process's) limit
+            available, where = available_memory(False)
+            return checks + [Check("memory", "estimate", "fail",
+                                   f"loading the model ran out of memory ({exc}); "
+                                   f"{available / GIB:.1f} GiB available on the {where}" if available else str(exc),
+                                   BY_RULE["out_of_memory"].fix)]
         return checks + [Check("config", "model", "fail", str(exc), "fix model.name")]
     checks.append(Check("config", "model", "ok", f"{cfg.model.name} loaded"))
     return checks + config_checks(cfg, model, tokenizer, rows, rewards.funcs, rewards.weights, probe=probe,

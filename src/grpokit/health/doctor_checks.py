@@ -294,11 +294,21 @@ def check_memory(parts: dict[str, float], available: float | None, where: str) -
 
 
 def available_memory(cuda: bool) -> tuple[float | None, str]:
-    """(bytes, 'GPU'|'CPU'): the GPU's total memory, or the host's MemAvailable."""
+    """(bytes, where): the GPU's total memory; on the CPU the tightest of the host's MemAvailable,
+    this process's memory cgroup and its address-space cap (ulimit -v), which is the one a run dies at."""
     if cuda:
         import torch
 
         return float(torch.cuda.get_device_properties(0).total_memory), "GPU"
+    from grpokit.health.memory import memory_limit, not_resident
+
+    bound = memory_limit()
+    if bound is not None and bound.kind == "address space":
+        # Mapped library code and reserved arenas count against ulimit -v but not in the estimate.
+        return max(0.0, bound.limit - not_resident()), f"CPU under {bound.how}, after {not_resident() / GIB:.1f} GiB " \
+                                                        "of mapped libraries"
+    if bound is not None and bound.kind == "cgroup":
+        return bound.limit, f"CPU under {bound.how}"
     try:
         with open("/proc/meminfo") as f:
             for line in f:

@@ -129,6 +129,13 @@ def rule_collapse(h: History, c: HealthConfig) -> Reading:
     recent = [v for v in h.last("frac_reward_zero_std", c.collapse_steps) if finite(v) is not None]
     if not recent or sum(recent) / len(recent) < c.collapse_zero_std_frac:
         return NOT_NOW
+    # Sure is not collapsed: on one-number answers (the demo) each group settles on its own answer, and
+    # entropy and per-group diversity fall as it learns. Collapse is one answer whatever the question:
+    # the groups' usual completions are the same. Logged by the tracker when a step has 2+ groups.
+    shared = h.last("completions/shared_answer_frac", c.collapse_steps)
+    if shared and h.now("completions/shared_answer_frac") is not None \
+            and sum(shared) / len(shared) < c.collapse_shared_frac:
+        return NOT_NOW
     entropy = h.now("entropy")
     start = h.first.get("entropy", [])
     if entropy is not None and len(start) >= 3:
@@ -141,6 +148,21 @@ def rule_collapse(h: History, c: HealthConfig) -> Reading:
     if distinct is not None and distinct < c.min_distinct_frac:
         return (True, distinct, c.min_distinct_frac,
                 f"only {distinct:.0%} of completions in a group are distinct")
+    return NOT_NOW
+
+
+def rule_diverged(h: History, c: HealthConfig) -> Reading:
+    # A learning rate that blows the weights up need not give NaN: the model writes noise. Its entropy
+    # then jumps far above the base model's (the first step samples the untrained model) and the reward
+    # drops. A model that learns only grows surer (entropy falls); seen in the health zoo: at most 1.4x.
+    entropy, start = h.now("entropy"), h.first.get("entropy", [])
+    reward, first_reward = h.now("reward"), h.first.get("reward", [])
+    if entropy is None or not start or start[0] <= 0 or reward is None or not first_reward:
+        return NOT_NOW
+    if entropy >= c.diverge_entropy_rise * start[0] and reward < first_reward[0]:
+        return (True, entropy, c.diverge_entropy_rise * start[0],
+                f"entropy jumped to {entropy:.3g} from {start[0]:.3g} at the first step "
+                f"({entropy / start[0]:.1f}x) while the reward fell to {reward:.3g} from {first_reward[0]:.3g}")
     return NOT_NOW
 
 
@@ -167,18 +189,34 @@ def rule_non_finite(h: History, c: HealthConfig) -> Reading:
 
 
 def rule_reward_stuck(h: History, c: HealthConfig) -> Reading:
+    # A flat window alone is also what a run that learned early and plateaued looks like, and with a
+    # small batch (2 prompts a step) the per-step reward is so noisy that a fitted trend over 20 steps
+    # is mostly noise. So the reward is stuck when it has not risen over the window AND is no higher
+    # than at the run's start (beyond noise); or when it fell by more than the noise allows.
     rewards = h.last("reward", c.stuck_window)
     stds = h.last("reward_std", c.stuck_window)
-    if len(rewards) < c.stuck_window or not stds:
+    start = h.first.get("reward", [])
+    if len(rewards) < c.stuck_window or not stds or not start:
         return NOT_NOW
     spread = sum(stds) / len(stds)
-    gain = _slope(rewards) * (len(rewards) - 1)  # fitted rise across the window
+    n = len(rewards)
+    slope = _slope(rewards)
+    gain = slope * (n - 1)  # fitted rise across the window
     needed = c.stuck_min_gain * spread
-    if gain < needed:
-        verb = "fell" if gain < -needed else "did not rise"
+    mean = sum(rewards) / n
+    residual = math.sqrt(sum((v - (mean + slope * (i - (n - 1) / 2))) ** 2 for i, v in enumerate(rewards)) / max(1, n - 2))
+    gain_se = residual * (n - 1) / math.sqrt(sum((i - (n - 1) / 2) ** 2 for i in range(n)))
+    baseline = sum(start) / len(start)
+    progress = mean - baseline
+    progress_noise = 2 * residual * math.sqrt(1 / len(start) + 1 / n)
+    if gain < -(needed + 2 * gain_se):
+        return (True, gain, -(needed + 2 * gain_se),
+                f"reward fell over the last {c.stuck_window} logged steps (fitted change {gain:+.3g}, "
+                f"more than twice its noise {gain_se:.2g}; reward_std {spread:.3g})")
+    if gain < needed and progress < needed + progress_noise:
         return (True, gain, needed,
-                f"reward {verb} over the last {c.stuck_window} logged steps "
-                f"(fitted change {gain:+.3g}, reward_std {spread:.3g})")
+                f"reward did not rise over the last {c.stuck_window} logged steps (fitted change {gain:+.3g}, "
+                f"reward_std {spread:.3g}) and is no higher than at the start ({mean:.3g} vs {baseline:.3g})")
     return NOT_NOW
 
 
@@ -212,11 +250,21 @@ def rule_reward_unscorable(h: History, c: HealthConfig) -> Reading:
             return (True, 1.0, c.max_none_frac, f"reward {name!r} returned None for every sample this step")
         for kind, verb in (("error_frac", "raised an error on"), ("none_frac", "returned None for")):
             share = h.now(f"rewards/{name}/{kind}")
-            if share is not None and share > c.max_none_frac and (worst[1] or 0) < share:
+            # At the threshold counts: a reward that cannot score half its rows (every other) is broken.
+            if share is not None and share >= c.max_none_frac and (worst[1] or 0) < share:
                 error = h.latest.get(f"rewards/{name}/first_error")
                 detail = f" (first error: {error})" if error else ""
                 worst = (True, share, c.max_none_frac, f"reward {name!r} {verb} {share:.0%} of samples{detail}")
     return worst
+
+
+def rule_out_of_memory(h: History, c: HealthConfig) -> Reading:
+    peak, limit = h.now("memory/peak_gib"), h.now("memory/limit_gib")
+    if peak is not None and limit and peak >= c.memory_limit_frac * limit:
+        return (True, peak, c.memory_limit_frac * limit,
+                f"memory peaked at {peak:.2f} GiB of its {limit:.2f} GiB limit ({peak / limit:.0%}): "
+                f"the next larger batch or longer completion may not fit")
+    return NOT_NOW
 
 
 def rule_tool_calls_fail(h: History, c: HealthConfig) -> Reading:
@@ -276,9 +324,11 @@ RULE_FUNCS: dict[str, Rule] = {
     "collapse": rule_collapse,
     "kl_blowup": rule_kl_blowup,
     "non_finite": rule_non_finite,
+    "diverged": rule_diverged,
     "reward_stuck": rule_reward_stuck,
     "length_drift": rule_length_drift,
     "reward_unscorable": rule_reward_unscorable,
+    "out_of_memory": rule_out_of_memory,
     "tool_calls_fail": rule_tool_calls_fail,
     "tool_never_called": rule_tool_never_called,
     "tool_turn_limit": rule_tool_turn_limit,
@@ -304,9 +354,10 @@ PATIENCE: dict[str, str] = {
 # completions cut before the answer (truncation) also give zero reward variance,
 # and then a flat reward. One failure, one alert, naming the cause.
 SUPPRESSED_BY: dict[str, tuple[str, ...]] = {
-    "no_learning_signal": ("collapse", "truncation", "non_finite", "reward_unscorable"),
+    "no_learning_signal": ("collapse", "truncation", "non_finite", "reward_unscorable", "diverged"),
+    "truncation": ("diverged",),  # noise runs to the length limit
     "reward_stuck": ("no_learning_signal", "collapse", "truncation", "non_finite", "reward_unscorable",
-                     "kl_blowup"),
+                     "kl_blowup", "diverged"),
     "length_drift": ("truncation", "non_finite"),
     "collapse": ("non_finite",),
     "kl_blowup": ("non_finite",),
@@ -327,6 +378,9 @@ class HealthMonitor:
         self._clear: dict[str, int] = {r: 0 for r in RULES}  # logged steps in a row a rule has been clear
         self._index = 0
         self.alerts: list[Alert] = []
+        # rule -> (logged-step index, step) of every step its alert held (confirmed, repeated or not):
+        # the diagnosis lists each range, not only the step the alert first fired.
+        self.firing: dict[str, list[tuple[int, int]]] = {}
         self._rules = {r: f for r, f in RULE_FUNCS.items() if r not in c.disable}
 
     def observe(self, step: int, logs: dict[str, Any]) -> list[Alert]:
@@ -336,7 +390,11 @@ class HealthMonitor:
         self._index += 1
         self.history.add(logs)
         checks = {rule: func(self.history, self.config) for rule, func in self._rules.items()}
-        holding = {rule for rule, check in checks.items() if check[0]}
+        # Half the completions cut does not explain zero variance (the other half could still differ):
+        # truncation hides other symptoms only at its most-cut level. (Seen in the health zoo: a constant
+        # reward on the demo, 56-81% cut, was named truncation and its no-signal alert was hidden.)
+        holding = {rule for rule, check in checks.items()
+                   if check[0] and not (rule == "truncation" and check[4:5] == ("sustained_truncation_steps",))}
         new: list[Alert] = []
         for rule, (holds, value, threshold, message, *patience_key) in checks.items():
             # Suppression looks at raw conditions, not patience, so a slow-to-confirm
@@ -352,6 +410,7 @@ class HealthMonitor:
             need = self.config.patience(key) if key else 1
             if self._streak[rule] < need:
                 continue
+            self.firing.setdefault(rule, []).append((self._index, int(step)))
             since = self._firing_since.get(rule)
             if since is not None and self._index - since < self.config.realert_steps:
                 continue
@@ -392,10 +451,28 @@ def expected_logged_steps(max_steps: Any, logging_steps: Any) -> int | None:
     return max(1, int(total // every))
 
 
-def replay(records: list[dict[str, Any]], config: HealthConfig | None = None) -> list[Alert]:
-    """Run the rules over a whole metric history (a list of log dicts with a `step`)."""
+def replay_monitor(records: list[dict[str, Any]], config: HealthConfig | None = None) -> HealthMonitor:
+    """The monitor after running the rules over a whole metric history (log dicts with a `step`)."""
     monitor = HealthMonitor(config)
     for i, record in enumerate(records, start=1):
         step = finite(record.get("step"))
         monitor.observe(int(step) if step is not None else i, record)
-    return monitor.alerts
+    return monitor
+
+
+def replay(records: list[dict[str, Any]], config: HealthConfig | None = None) -> list[Alert]:
+    """Run the rules over a whole metric history (a list of log dicts with a `step`)."""
+    return replay_monitor(records, config).alerts
+
+
+def step_ranges(firing: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(first step, last step) of each run of consecutive logged steps in `firing` ((index, step) pairs)."""
+    ranges: list[tuple[int, int]] = []
+    last_index = None
+    for index, step in firing:
+        if ranges and last_index is not None and index == last_index + 1:
+            ranges[-1] = (ranges[-1][0], step)
+        else:
+            ranges.append((step, step))
+        last_index = index
+    return ranges

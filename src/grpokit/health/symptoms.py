@@ -69,7 +69,7 @@ SYMPTOMS: tuple[Symptom, ...] = (
         rule="collapse",
         title="Collapse into one answer",
         severity="warning",
-        metrics=("entropy", "completions/distinct_frac"),
+        metrics=("entropy", "completions/distinct_frac", "completions/shared_answer_frac"),
         looks_like="entropy falls to a fraction of its start; completions in a group become identical.",
         cause=(
             "The policy has become near-deterministic, often after a reward hack: one answer scores well "
@@ -82,10 +82,12 @@ SYMPTOMS: tuple[Symptom, ...] = (
         ),
         threshold=("entropy < {entropy_drop} x its start (median of the first 3 logs), "
                    "or completions/distinct_frac < {min_distinct_frac}; and at least {collapse_zero_std_frac} of "
-                   "the groups (mean of the last {collapse_steps} logs) scored all their completions the same. "
-                   "Without that, low entropy is a model sure of its answer, not a collapse"),
+                   "the groups (mean of the last {collapse_steps} logs) scored all their completions the same, and, "
+                   "where a step has 2+ groups, at least {collapse_shared_frac} of the groups' usual completions are "
+                   "one and the same (completions/shared_answer_frac). Without those, low entropy is a model sure of "
+                   "its answers, not a collapse"),
         patience="{collapse_steps} logged steps in a row",
-        keys=("entropy_drop", "min_distinct_frac", "collapse_zero_std_frac", "collapse_steps"),
+        keys=("entropy_drop", "min_distinct_frac", "collapse_zero_std_frac", "collapse_shared_frac", "collapse_steps"),
     ),
     Symptom(
         rule="kl_blowup",
@@ -125,6 +127,25 @@ SYMPTOMS: tuple[Symptom, ...] = (
         keys=(),
     ),
     Symptom(
+        rule="diverged",
+        title="Training diverged: the model writes noise",
+        severity="critical",
+        metrics=("entropy", "reward"),
+        looks_like="entropy jumps far above the first step's while the reward drops; completions.jsonl shows word salad.",
+        cause=(
+            "An update far too large (a learning rate too high, gradient clipping off) threw the weights out of "
+            "the region where the model writes language. Without an overflow nothing turns NaN, so the loss looks "
+            "fine; every step after this one is wasted."
+        ),
+        fix=(
+            "Lower training.learning_rate (LoRA: 1e-5 to 3e-4), keep training.max_grad_norm at 1.0, and restart "
+            "or resume from a checkpoint from before the jump."
+        ),
+        threshold="entropy >= {diverge_entropy_rise} x the first logged step's entropy, with the reward below the first step's",
+        patience="at once (1 logged step)",
+        keys=("diverge_entropy_rise",),
+    ),
+    Symptom(
         rule="reward_stuck",
         title="Reward stuck or falling",
         severity="warning",
@@ -139,7 +160,10 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "curve for a reward that fights the others, lower the weight of the format reward once it is "
             "learned, or raise model.lora.r."
         ),
-        threshold="the fitted rise of reward over the window < {stuck_min_gain} x the mean reward_std",
+        threshold=("the fitted rise of reward over the window < {stuck_min_gain} x the mean reward_std and the "
+                   "window's mean reward no higher than the first 3 logs' (beyond twice the noise); or a fitted fall "
+                   "larger than twice its standard error. A run that learned early and plateaued is not stuck, and "
+                   "small batches (2 prompts a step) make a flat-looking trend noise"),
         patience="a window of {stuck_window} logged steps (not capped: a shorter run never gets this alert)",
         keys=("stuck_window", "stuck_min_gain"),
     ),
@@ -169,7 +193,7 @@ SYMPTOMS: tuple[Symptom, ...] = (
         title="A reward returns None or fails for most samples",
         severity="warning",
         metrics=("rewards/<name>/mean", "rewards/<name>/none_frac", "rewards/<name>/error_frac"),
-        looks_like="rewards/<name>/mean is missing (None) or the reward's None/error share is above half.",
+        looks_like="rewards/<name>/mean is missing (None) or the reward's None/error share is half or more.",
         cause=(
             "The reward cannot score the samples: the data set lacks the column it reads (answer, tests, "
             "schema...), the gold answers do not parse, or the reward raises."
@@ -178,9 +202,32 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Check data.answer_column and the columns the reward reads (`grpokit rewards list`), run "
             "`grpokit rewards test` on a few samples, and look at the first error in alerts.jsonl."
         ),
-        threshold="a reward's None share or error share > {max_none_frac}, or its mean is missing (None)",
+        threshold="a reward's None share or error share >= {max_none_frac}, or its mean is missing (None)",
         patience="{unscorable_steps} logged steps in a row",
         keys=("max_none_frac", "unscorable_steps"),
+    ),
+    Symptom(
+        rule="out_of_memory",
+        title="Out of memory",
+        severity="critical",
+        metrics=("memory/peak_gib", "memory/limit_gib"),
+        looks_like=("memory/peak_gib climbs to memory/limit_gib; or the run stopped without finishing and its "
+                    "run_status.json says an allocation failed, or the process is gone with memory near the limit."),
+        cause=(
+            "Training needs more memory than the limit that binds (the machine's RAM, a container's cgroup, "
+            "ulimit -v, or the GPU): weights, gradients and optimizer state, the activations of "
+            "per_device_train_batch_size x (prompt + completion) tokens and the generation cache add up past it. "
+            "The kernel then kills the process without an error message, or an allocation fails."
+        ),
+        fix=(
+            "Use LoRA (model.lora) instead of a full fine-tune, profile: memory (gradient checkpointing), lower "
+            "training.per_device_train_batch_size (raise gradient_accumulation_steps to keep the batch) or "
+            "max_completion_length, or pick a smaller model; `grpokit doctor CONFIG` prints the planned peak "
+            "against the limit. Then `grpokit train CONFIG --resume` continues from the last checkpoint."
+        ),
+        threshold="memory/peak_gib >= {memory_limit_frac} x memory/limit_gib (the limit that binds: RAM, cgroup or ulimit -v)",
+        patience="at once (1 logged step)",
+        keys=("memory_limit_frac",),
     ),
     Symptom(
         rule="tool_calls_fail",

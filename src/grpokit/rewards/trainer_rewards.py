@@ -110,6 +110,7 @@ class TrainerRewards:
         self._timeouts: dict[str, int] = {}
         self._first_error: dict[str, str] = {}
         self._distinct: list[float] = []
+        self._modes: list[str] = []  # each group's most common completion (stripped)
 
     def _count(self, name: str, values: list, error: str | None, n: int) -> None:
         self._seen[name] = self._seen.get(name, 0) + n
@@ -131,7 +132,11 @@ class TrainerRewards:
         groups: dict[str, list[str]] = {}
         for prompt, text in zip(prompts, texts(batch.completions)):
             groups.setdefault(prompt_text(prompt), []).append(text)
-        self._distinct.extend(len(set(g)) / len(g) for g in groups.values() if len(g) > 1)
+        for group in groups.values():
+            if len(group) > 1:
+                self._distinct.append(len(set(group)) / len(group))
+                stripped = [g.strip() for g in group]
+                self._modes.append(max(set(stripped), key=stripped.count))
 
     def start_window(self) -> None:
         """Forget what came before now (judge calls of a doctor probe, an earlier run in this process)."""
@@ -155,6 +160,10 @@ class TrainerRewards:
                 out[f"rewards/{name}/first_error"] = self._first_error[name]
         if self._distinct:
             out["completions/distinct_frac"] = sum(self._distinct) / len(self._distinct)
+        if len(self._modes) > 1:
+            # Collapse is one answer whatever the question; a model sure of its answers gives each
+            # question its own. Share of groups whose usual completion is the step's most common one.
+            out["completions/shared_answer_frac"] = max(self._modes.count(m) for m in set(self._modes)) / len(self._modes)
         out.update(self._judge_metrics())
         self._reset()
         self.last_window = out

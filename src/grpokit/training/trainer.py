@@ -28,16 +28,21 @@ from grpokit.tools.timing import tool_time_callbacks
 from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.run_directory import layout
 from grpokit.training.callbacks import MetricsCallback, RewardRecorder, RewardStatsCallback, trim_metrics
+from grpokit.health.run_status import mark_failed, mark_started
 
 FINAL = layout.FINAL
 DONE = layout.STAGE_DONE
 
 
 def health_callbacks(cfg: RunConfig, run_dir: Path, calls: TrainerRewards | None = None) -> list:
-    """The live health callback (grpokit.health.callback), reading the reward wrapper's errors."""
+    """The live health callback (grpokit.health.callback), reading the reward wrapper's errors, and
+    run_status.json for a post-mortem."""
     from grpokit.health.callback import HealthCallback
+    from grpokit.health.doctor import PlannedPeak
+    from grpokit.health.status_callback import RunStatusCallback
 
-    return [HealthCallback.from_config(cfg.health, run_dir, reward_calls=calls)]  # ConfigError on a bad `health:` key
+    return [HealthCallback.from_config(cfg.health, run_dir, reward_calls=calls),  # ConfigError on a bad `health:` key
+            RunStatusCallback(run_dir, estimate=PlannedPeak(cfg))]
 
 
 def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
@@ -134,15 +139,22 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
     run_dir = prepare_run_dir(cfg, resume)
     _warn_unscorable(train_set, eval_set, console)
     previous: Path | None = None
-    for stage in _stages(cfg):
-        final = stage_final(cfg, stage)
-        if (final / DONE).is_file():
-            previous = final  # finished before the crash / previous invocation
-            continue
-        _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set, resume=resume,
-                   callbacks=list(callbacks), console=console, per_batch=completions_per_step,
-                   response_prefix=response_prefix)
-        previous = final
+    if is_main_process():
+        mark_started(run_dir)  # run_status.json before the model loads: a kill from here on leaves a word
+    try:
+        for stage in _stages(cfg):
+            final = stage_final(cfg, stage)
+            if (final / DONE).is_file():
+                previous = final  # finished before the crash / previous invocation
+                continue
+            _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set, resume=resume,
+                       callbacks=list(callbacks), console=console, per_batch=completions_per_step,
+                       response_prefix=response_prefix)
+            previous = final
+    except BaseException as exc:
+        if is_main_process():
+            mark_failed(run_dir, exc)  # what stopped the run, and whether memory ran out
+        raise
     return run_dir
 
 

@@ -1,0 +1,93 @@
+"""The health zoo's cases: short real runs of the bundled model, each sick in one named way, and healthy controls.
+
+Each case is the demo recipe (configs/cpu-demo.yaml) with a few keys changed, so one case differs
+from the healthy control only by what made it sick. `expect` lists the rules that must fire by
+`by_step`; `cause` is the rule the report's diagnosis must name first. A healthy case expects no
+warning or critical alert at all.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SICK_REWARDS = str(Path(__file__).resolve().parent / "sick_rewards.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Case:
+    name: str
+    what: str                       # the one thing that is wrong (or "healthy control")
+    changes: dict[str, Any]         # keys merged into the demo recipe
+    steps: int                      # the case's step budget
+    expect: tuple[str, ...] = ()    # rules that must fire (empty: healthy, none may warn)
+    by_step: int | None = None      # ... at or before this step
+    cause: str | None = None        # the diagnosis' first finding must be this rule
+    predict: tuple[str, ...] = ()   # tools that must flag it before training: "doctor"
+    memory_cap_gib: float | None = None  # RLIMIT_AS (ulimit -v) for the training process
+    base: str | None = None         # a config path instead of the demo recipe
+    skip: str | None = None         # why the case cannot run here
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.expect
+
+
+def _judge_skip() -> str | None:
+    from grpokit.optional import available
+
+    if available("llama_cpp"):
+        return None
+    return ("needs a judge server to kill mid-run: `grpokit judge serve` needs llama-cpp-python, "
+            "which is not installed here (pip install llama-cpp-python)")
+
+
+def cases() -> list[Case]:
+    demo_rewards = [{"name": "numeric_match", "weight": 1.0, "params": {"take": "first"}},
+                    {"name": "numeric_closeness", "weight": 0.5, "params": {"take": "first"}},
+                    {"name": "regex_format", "weight": 0.25}]
+    imports = {"imports": [SICK_REWARDS]}
+    return [
+        *[Case(f"healthy-demo-seed{s}", "healthy control: the demo recipe", {"training": {"seed": s}}, 20)
+          for s in (0, 1, 2)],
+        Case("healthy-demo-kl", "healthy control: the demo recipe with a KL penalty (beta 0.04)",
+             {"training": {"beta": 0.04, "seed": 3}}, 10),
+        Case("collapse-fixed-answer", "a reward that pays one fixed answer (\"1\") whatever the question, and a high learning rate",
+             {**imports, "rewards": [{"name": "zoo_fixed_string", "weight": 1.0}],
+              "training": {"learning_rate": 5.0e-3}}, 12, expect=("collapse",), by_step=12, cause="collapse"),
+        Case("no-signal-constant", "a reward that returns a constant: every group scores alike",
+             {**imports, "rewards": [{"name": "zoo_constant", "weight": 1.0}]}, 6,
+             expect=("no_learning_signal",), by_step=6, cause="no_learning_signal", predict=("doctor",)),
+        Case("truncated-2-tokens", "max_completion_length 2: a sum needs 3-4 tokens, every completion is cut",
+             {"training": {"max_completion_length": 2}}, 4, expect=("truncation",), by_step=4, cause="truncation",
+             predict=("doctor",)),
+        Case("hack-length", "a length-only reward the model games by talking longer (32-token limit)",
+             {**imports, "rewards": [{"name": "zoo_length_hack", "weight": 1.0}],
+              "training": {"max_completion_length": 32, "learning_rate": 1.0e-3}}, 6,
+             expect=("length_drift", "truncation"), by_step=6, cause="truncation"),
+        Case("diverge-lr", "learning rate 1.0 (the highest the config accepts) without gradient clipping: the update blows the weights up",
+             {"training": {"learning_rate": 1.0, "max_grad_norm": 0.0}}, 4,
+             expect=("non_finite", "diverged"), by_step=3, cause="diverged"),
+        Case("kl-blowup", "KL penalty on (beta 0.04) with a learning rate 10x the demo's",
+             {"training": {"beta": 0.04, "learning_rate": 3.0e-3}}, 8, expect=("kl_blowup",), by_step=8,
+             cause="kl_blowup"),
+        Case("reward-half-none", "a plugin reward that returns None on half its rows",
+             {**imports, "rewards": [*demo_rewards, {"name": "zoo_half_none", "weight": 0.5}]}, 4,
+             expect=("reward_unscorable",), by_step=3, cause="reward_unscorable", predict=("doctor",)),
+        Case("reward-half-raises", "a plugin reward that raises on half its rows",
+             {**imports, "rewards": [*demo_rewards, {"name": "zoo_half_raises", "weight": 0.5}]}, 4,
+             expect=("reward_unscorable",), by_step=3, cause="reward_unscorable", predict=("doctor",)),
+        Case("judge-killed", "an llm_judge reward whose server is killed mid-run", {}, 8,
+             expect=("judge_failing",), by_step=6, cause="judge_failing", skip=_judge_skip()),
+        Case("tool-never-called", "the tool recipe without its few-shot calls: the model never calls the python tool",
+             {"data": {"source": "synthetic:arithmetic", "prompt_column": "question", "answer_column": "answer",
+                       "eval_size": 0},
+              "training": {"max_completion_length": 48}}, 4,
+             expect=("tool_never_called",), by_step=4, cause="tool_never_called",
+             base=str(ROOT / "configs" / "tool-math-cpu.yaml")),
+        Case("oom-full-finetune", "the demo recipe under a 4 GiB address-space cap (ulimit -v) it does not fit in",
+             {}, 2, expect=("out_of_memory",), by_step=1, cause="out_of_memory",
+             predict=("doctor",), memory_cap_gib=4.0),
+    ]

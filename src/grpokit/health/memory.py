@@ -1,0 +1,126 @@
+"""How much memory this process may use, and how much it uses: the limit that kills a run.
+
+A run dies of memory at the smallest of three limits, and each is measured differently:
+- an address-space cap (`ulimit -v`, RLIMIT_AS): counts virtual memory, so the process's VmSize;
+- a container's cgroup (memory.max, or memory.limit_in_bytes on cgroup v1): counts the cgroup's usage;
+- the machine's RAM: counts resident memory (VmRSS) against MemTotal.
+`memory_limit()` names the one that binds, `memory_metrics()` puts it in a training log, so the
+health rule and the post-mortem compare like with like. Linux only; elsewhere both return None.
+"""
+from __future__ import annotations
+
+import resource
+from dataclasses import dataclass
+from pathlib import Path
+
+GIB = 1024 ** 3
+_UNLIMITED = 1 << 60  # cgroup v1 writes a huge number for "no limit"
+
+
+@dataclass(frozen=True)
+class MemoryLimit:
+    limit: float        # bytes
+    used: float         # bytes, as this limit counts them
+    peak: float         # bytes, the process's peak as this limit counts it (VmPeak or VmHWM), or `used`
+    kind: str           # "address space" | "cgroup" | "RAM"
+    how: str            # where the limit was read, in words a user can act on
+
+    @property
+    def share(self) -> float:
+        return self.used / self.limit if self.limit else 0.0
+
+
+def _proc_status() -> dict[str, float]:
+    out: dict[str, float] = {}
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("VmPeak", "VmSize", "VmHWM", "VmRSS"):
+                    out[key] = float(rest.split()[0]) * 1024
+    except OSError:
+        pass
+    return out
+
+
+def _read_number(path: Path) -> float | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if not text or text == "max":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value < _UNLIMITED else None
+
+
+def _cgroup_limit() -> tuple[float, float, str] | None:
+    """(limit, usage, path) of this process's memory cgroup, when one is set."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, rel = line.split(":", 2)
+        rel = rel.lstrip("/")
+        if controllers == "":  # cgroup v2
+            base = Path("/sys/fs/cgroup") / rel
+            limit, usage = _read_number(base / "memory.max"), _read_number(base / "memory.current")
+        elif "memory" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/memory") / rel
+            limit, usage = _read_number(base / "memory.limit_in_bytes"), _read_number(base / "memory.usage_in_bytes")
+        else:
+            continue
+        if limit:
+            return limit, usage or 0.0, str(base)
+    return None
+
+
+def _ram() -> float | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def memory_limit() -> MemoryLimit | None:
+    """The limit this process will hit first (the smallest headroom), with its use as that limit counts it."""
+    status = _proc_status()
+    found: list[MemoryLimit] = []
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY and soft > 0 and "VmSize" in status:
+        found.append(MemoryLimit(float(soft), status["VmSize"], status.get("VmPeak", status["VmSize"]),
+                                 "address space", "ulimit -v (RLIMIT_AS)"))
+    cgroup = _cgroup_limit()
+    if cgroup:
+        limit, usage, where = cgroup
+        found.append(MemoryLimit(limit, usage, usage, "cgroup", f"the memory cgroup {where}"))
+    ram = _ram()
+    if ram and "VmRSS" in status:
+        found.append(MemoryLimit(ram, status["VmRSS"], status.get("VmHWM", status["VmRSS"]), "RAM",
+                                 "the machine's RAM"))
+    if not found:
+        return None
+    return min(found, key=lambda m: m.limit - m.used)
+
+
+def memory_metrics() -> dict[str, float]:
+    """memory/used_gib, memory/peak_gib and memory/limit_gib for a training log (empty off Linux)."""
+    m = memory_limit()
+    if m is None:
+        return {}
+    return {"memory/used_gib": m.used / GIB, "memory/peak_gib": m.peak / GIB, "memory/limit_gib": m.limit / GIB}
+
+
+def not_resident() -> float:
+    """Address space this process maps but does not hold in RAM (library code, reserved arenas), in bytes:
+    it counts against `ulimit -v` though no estimate of training memory includes it."""
+    status = _proc_status()
+    return max(0.0, status.get("VmSize", 0.0) - status.get("VmRSS", 0.0))

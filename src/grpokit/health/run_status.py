@@ -1,0 +1,177 @@
+"""A run's last word: run_status.json, so a run killed without warning still says what happened.
+
+The out-of-memory killer sends SIGKILL: no Python code runs, no log line is written. So the run
+writes its state *before* anything can go wrong and keeps it current: "running" (with its process
+id, host, step and memory against the limit that binds) at the start of training and at every log,
+"finished" on a clean end, "failed" (with the error) when training raises. `post_mortem()` reads it
+back: "running" whose process is gone means the run was killed; a memory peak near the limit, or an
+estimate above it, says by what.
+
+    trainer = GRPOTrainer(..., callbacks=[RunStatusCallback(run_dir, estimate=...)])  # status_callback.py
+    except Exception as exc: mark_failed(run_dir, exc)
+
+Pure Python (no torch, no transformers): `grpokit report` reads it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from grpokit.health.memory import GIB, memory_limit, not_resident
+
+STATUS_FILE = "run_status.json"
+# A peak this close to the limit means the next allocation could not fit.
+NEAR_LIMIT = 0.85
+
+
+def write_status(run_dir: Path, status: dict[str, Any]) -> None:
+    # Write beside, then rename: a kill mid-write must not leave half a file.
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = run_dir / f".{STATUS_FILE}.{os.getpid()}"
+    tmp.write_text(json.dumps(status, indent=2, default=str), encoding="utf-8")
+    os.replace(tmp, run_dir / STATUS_FILE)
+
+
+def read_status(run_dir: str | Path) -> dict[str, Any] | None:
+    path = Path(run_dir) / STATUS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def memory_snapshot() -> dict[str, Any]:
+    m = memory_limit()
+    if m is None:
+        return {}
+    out = {"used_gib": round(m.used / GIB, 3), "peak_gib": round(m.peak / GIB, 3),
+           "limit_gib": round(m.limit / GIB, 3), "limit": m.how, "counts": m.kind}
+    if m.kind == "address space":
+        out["not_resident_gib"] = round(not_resident() / GIB, 3)  # counts against the cap, not in the estimate
+    return out
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True when `exc`, or an error it was raised from, is an allocation failure (CPU or GPU)."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+            return True
+        text = str(exc).lower()
+        if any(s in text for s in ("out of memory", "can't allocate memory", "cannot allocate memory",
+                                   "std::bad_alloc", "failed to allocate")):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def mark_started(run_dir: str | Path) -> None:
+    """Record "running" before anything heavy happens (loading the model can already run out of memory)."""
+    write_status(Path(run_dir), {"state": "running", "pid": os.getpid(), "host": socket.gethostname(),
+                                 "started": time.time(), "updated": time.time(), "step": 0,
+                                 "memory": memory_snapshot()})
+
+
+def mark_failed(run_dir: str | Path, exc: BaseException) -> None:
+    """Record that training raised; an allocation failure is recorded as out of memory."""
+    run_dir = Path(run_dir)
+    status = read_status(run_dir) or {}
+    # Ctrl-C is the user's choice, not a failure: the report says where to resume from.
+    state = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+    status.update({"state": state, "updated": time.time(), "error": f"{type(exc).__name__}: {exc}"[:2000],
+                   "out_of_memory": is_out_of_memory(exc), "memory": {**status.get("memory", {}),
+                                                                      **memory_snapshot()}})
+    try:
+        write_status(run_dir, status)
+    except OSError:
+        pass  # the disk or the memory is gone too: the original error is what the user needs
+
+
+def process_alive(pid: Any, host: Any) -> bool | None:
+    """True/False for a process on this host; None when the run was on another machine (cannot tell)."""
+    if host != socket.gethostname():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError, TypeError, OverflowError):
+        return True if isinstance(pid, int) else None
+    return True
+
+
+def memory_verdict(status: dict[str, Any]) -> tuple[bool, str]:
+    """(memory is the likely cause, the numbers in words) from a status record."""
+    mem = status.get("memory") or {}
+    limit, peak, estimate = mem.get("limit_gib"), mem.get("peak_gib"), status.get("estimate_gib")
+    if not limit:
+        return False, "no memory limit was recorded"
+    words = f"peak {peak:.2f} GiB of a {limit:.2f} GiB limit ({mem.get('limit', 'memory')})" if peak else ""
+    if estimate:
+        words += f"{'; ' if words else ''}the planned peak (doctor's estimate) was {estimate:.2f} GiB"
+    planned = (estimate or 0.0) + (mem.get("not_resident_gib") or 0.0)
+    near = bool(peak and peak >= NEAR_LIMIT * limit) or bool(estimate and planned >= limit)
+    return near, words
+
+
+def post_mortem(run_dir: str | Path) -> dict[str, Any] | None:
+    """What run_status.json says happened to a run that did not finish, as a finding's fields
+    (rule, severity, title, evidence, cause, fix, step); None when it finished, runs, or left no status."""
+    from grpokit.health.symptoms import BY_RULE
+
+    status = read_status(run_dir)
+    if not status or status.get("state") == "finished":
+        return None
+    step = status.get("step")
+    where = f"step {step}" + (f" of {status['max_steps']}" if status.get("max_steps") else "")
+    near, memory_words = memory_verdict(status)
+    oom = BY_RULE["out_of_memory"]
+    if status.get("state") == "interrupted":
+        return {"rule": "run_interrupted", "severity": "info", "step": step,
+                "title": "Training was interrupted (Ctrl-C)",
+                "evidence": f"run_status.json: interrupted at {where}",
+                "cause": "The run was stopped by hand; the steps after the last checkpoint were not kept.",
+                "fix": "`grpokit train CONFIG --resume` continues from the last complete checkpoint."}
+    if status.get("state") == "failed":
+        error = str(status.get("error") or "unknown error")
+        if status.get("out_of_memory"):
+            return {"rule": "out_of_memory", "severity": "critical", "step": step,
+                    "title": "Out of memory: training stopped when an allocation failed",
+                    "evidence": f"run_status.json: failed at {where} with {error[:300]}"
+                                + (f"; {memory_words}" if memory_words else ""),
+                    "cause": oom.cause, "fix": oom.fix}
+        return {"rule": "run_failed", "severity": "critical", "step": step,
+                "title": "Training stopped with an error",
+                "evidence": f"run_status.json: failed at {where} with {error[:500]}",
+                "cause": "Training raised the error above; the steps after it never ran.",
+                "fix": "Read the error (the run's console output has the traceback), fix what it names, then "
+                       "`grpokit train CONFIG --resume` continues from the last checkpoint."}
+    alive = process_alive(status.get("pid"), status.get("host"))
+    if alive is None:
+        return {"rule": "run_status_unknown", "severity": "info", "step": step,
+                "title": "The run says it is running on another machine",
+                "evidence": f"run_status.json: running at {where} on host {status.get('host')!r}, pid {status.get('pid')}",
+                "cause": "The status was written by a process on another host; from here it cannot be told whether it "
+                         "still runs.", "fix": "Check the process on that host."}
+    if alive:
+        return None
+    last = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(status.get("updated") or 0)))
+    gone = f"run_status.json: started, last seen at {where} ({last}), never finished, and process {status.get('pid')} is gone"
+    if near:
+        return {"rule": "out_of_memory", "severity": "critical", "step": step,
+                "title": "Killed, most likely out of memory: the process is gone without finishing",
+                "evidence": f"{gone}; {memory_words}", "cause": oom.cause + " A process killed that way writes no "
+                "error, which is why the run just stops.", "fix": oom.fix}
+    return {"rule": "run_killed", "severity": "critical", "step": step,
+            "title": "The run stopped without finishing: its process is gone",
+            "evidence": gone + (f"; {memory_words}" if memory_words else ""),
+            "cause": "The process was killed from outside before it could write an error: the kernel's out-of-memory "
+                     "killer (look for it with `dmesg | grep -i kill`), a job scheduler's time limit, Ctrl-C or a "
+                     "closed terminal, or a machine restart.",
+            "fix": "Find which in the system or scheduler log; run under `nohup`/tmux or give the job more time; then "
+                   "`grpokit train CONFIG --resume` continues from the last checkpoint."}

@@ -1,0 +1,66 @@
+"""The health rules replayed over real runs: the health zoo's short runs of the bundled model
+(benchmarks/health_zoo.py), kept as small fixtures in tests/health/fixtures/<case>/.
+
+Each fixture is a real metrics.jsonl (numbers rounded), the run's config.yaml, and its
+run_status.json. The table says what the diagnosis of each must be; a healthy run must raise no
+warning or critical finding at all.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grpokit.health.diagnose import diagnose
+from grpokit.health.symptoms import RULES
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# case: (the rule the diagnosis must name first, or None for a healthy run), why
+EXPECT = {
+    "healthy-demo-seed0": (None, "the demo recipe: reward rises, then plateaus on 2-prompt noise"),
+    # seed 0 resumed from its step-20 checkpoint to 30 steps: the old reward_stuck said "reward fell
+    # over the last 20 logged steps" at step 30 here, as it did on all three 30-step seeds of learning.json.
+    "healthy-demo-seed0-30steps": (None, "the plateau of a 30-step healthy run"),
+    "healthy-demo-seed1": (None, "another seed; groups become all-right as it learns one-number answers"),
+    "healthy-demo-seed2": (None, "the seed where, on the old rules, collapse fired on correct answers"),
+    "healthy-demo-kl": (None, "beta 0.04: kl is logged and stays low"),
+    "collapse-fixed-answer": ("collapse", "one answer paid whatever the question"),
+    "no-signal-constant": ("no_learning_signal", "a constant reward: every group scores alike"),
+    "truncated-2-tokens": ("truncation", "a 2-token limit for 3-4-token answers"),
+    "hack-length": ("truncation", "a length-only reward pushes completions into the 48-token limit"),
+    "diverge-lr": ("diverged", "learning rate 1.0, no clipping: noise after one step, entropy 2.5x, not NaN"),
+    "kl-blowup": ("kl_blowup", "beta 0.04 with 10x the demo's learning rate"),
+    "reward-half-none": ("reward_unscorable", "a plugin reward returning None on every other row"),
+    "reward-half-raises": ("reward_unscorable", "a plugin reward raising on the batch: every row unscored"),
+    "tool-never-called": ("tool_never_called", "the tool recipe without its few-shot calls"),
+    "oom-full-finetune": ("out_of_memory", "the demo under a 4 GiB ulimit -v: an allocation fails, run_status.json says so"),
+}
+
+
+# Known and left for a decision: the half-cut truncation level's patience is capped at a quarter of a
+# short run (3 logged steps of this 10-step run), so the demo's early chatter (50-75% of completions cut
+# while it learns to stop) raises truncation. The same recipe at its 30 steps waits 8 steps and is quiet.
+KNOWN = {"healthy-demo-kl": "half-cut truncation patience capped on a 10-step run"}
+
+
+def _cases():
+    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN[name])) if name in KNOWN else name
+            for name in EXPECT if (FIXTURES / name / "metrics.jsonl").is_file()]
+
+
+def test_fixtures_are_there():
+    # The zoo writes them (--fixtures tests/health/fixtures); a missing one is a case the zoo did not finish.
+    assert len(_cases()) >= 14, sorted(p.name for p in FIXTURES.iterdir()) if FIXTURES.is_dir() else "no fixtures"
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_real_run_is_diagnosed(case):
+    expected, why = EXPECT[case]
+    # Health rules only: how a run ended (run_killed: the zoo's time limit stopped the tool run) is a record.
+    problems = [f for f in diagnose(FIXTURES / case) if f.severity in ("warning", "critical") and f.rule in RULES]
+    if expected is None:
+        assert problems == [], f"{case} ({why}): " + "; ".join(f"{f.rule}: {f.evidence}" for f in problems)
+    else:
+        assert problems and problems[0].rule == expected, (
+            f"{case} ({why}): " + "; ".join(f"{f.rule}: {f.evidence}" for f in problems))
