@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Score with this checkout's rules, not an installed grpokit (the children get the same path in _env()).
 sys.path.insert(0, str(ROOT / "src"))
 
-from benchmarks.zoo.cases import Case, cases
+from benchmarks.zoo.cases import Case, cases  # noqa: E402 - after the path set-up above
 RESULTS = ROOT / "benchmarks" / "results"
 GIB = 1024 ** 3
 
