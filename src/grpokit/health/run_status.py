@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from grpokit.health.memory import GIB, memory_limit, not_resident
+from grpokit.run_directory import layout
 
-STATUS_FILE = "run_status.json"
+STATUS_FILE = layout.RUN_STATUS
 # A peak this close to the limit means the next allocation could not fit.
 NEAR_LIMIT = 0.85
 

@@ -19,7 +19,9 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-MARKER = "grpokit_complete.json"
+from grpokit.run_directory import layout
+
+MARKER = layout.CHECKPOINT_DONE
 _CKPT = re.compile(r"^checkpoint-(\d+)$")
 WEIGHT_FILES = ("adapter_model.safetensors", "model.safetensors", "model.safetensors.index.json")
 
