@@ -34,7 +34,11 @@ def test_the_probe_finds_no_injection_through_the_real_judge(url):
             {"prompt": [{"role": "user", "content": "Summarize: Volunteers planted five hundred trees along the "
                                                      "motorway on Saturday to reduce noise for nearby homes."}],
              "reference": "Volunteers planted 500 trees by the motorway to cut noise."}]
+    from grpokit.rewards.probe.battery import PROBES
+
     judge = get("llm_judge", base_url=url, rubric="general", cache_size=0)
-    report = probe_rewards([judge], rows)
+    # The injection probe alone: the rest of the battery is proven without a server (test_probe.py),
+    # and through a 135M judge on 2 cores it costs a minute and a half.
+    report = probe_rewards([judge], rows, probes=[PROBES["judge_injection"]])
     assert "judge_injection" in report.checked["llm_judge"]
     assert not [e for e in report.exploits if e.probe == "judge_injection"], [str(e) for e in report.worst()]
