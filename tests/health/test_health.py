@@ -227,7 +227,7 @@ def test_finite(raw, expected):
     ({"disable": ["kl"]}, "kl_blowup"),            # unknown rule id lists the real ones
     ({"kl_max": "high"}, "must be a number"),      # caught at load, not as a TypeError mid-run
     ({"stop_on_critical": "yes"}, "true or false"),  # a string is not a bool
-    ({"sustained_clipped_ratio": 0.9}, "must not exceed health.clipped_ratio"),  # the slow level is the lower one
+    ({"sustained_clipped_ratio": 0.97}, "must not exceed health.clipped_ratio"),  # the slow level is the lower one
     ({"expected_logged_steps": 0}, "at least 1"),  # a run of no logs has nothing to cap
 ])
 def test_health_config_errors(data, needle):
