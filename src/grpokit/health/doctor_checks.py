@@ -300,7 +300,7 @@ def available_memory(cuda: bool) -> tuple[float | None, str]:
         import torch
 
         return float(torch.cuda.get_device_properties(0).total_memory), "GPU"
-    from grpokit.health.memory import memory_limit, not_resident
+    from grpokit.health.memory import meminfo, memory_limit, not_resident
 
     bound = memory_limit()
     if bound is not None and bound.kind == "address space":
@@ -309,14 +309,7 @@ def available_memory(cuda: bool) -> tuple[float | None, str]:
                                                         "of mapped libraries"
     if bound is not None and bound.kind == "cgroup":
         return bound.limit, f"CPU under {bound.how}"
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024, "CPU"
-    except OSError:
-        pass
-    return None, "CPU"
+    return meminfo("MemAvailable"), "CPU"
 
 
 # --------------------------------------------------------------------------- token lengths

@@ -79,11 +79,12 @@ def _cgroup_limit() -> tuple[float, float, str] | None:
     return None
 
 
-def _ram() -> float | None:
+def meminfo(key: str) -> float | None:
+    """A /proc/meminfo field in bytes (`MemTotal`, `MemAvailable`); None off Linux or when absent."""
     try:
         with open("/proc/meminfo") as f:
             for line in f:
-                if line.startswith("MemTotal:"):
+                if line.startswith(f"{key}:"):
                     return float(line.split()[1]) * 1024
     except OSError:
         pass
@@ -102,7 +103,7 @@ def memory_limit() -> MemoryLimit | None:
     if cgroup:
         limit, usage, where = cgroup
         found.append(MemoryLimit(limit, usage, usage, "cgroup", f"the memory cgroup {where}"))
-    ram = _ram()
+    ram = meminfo("MemTotal")
     if ram and "VmRSS" in status:
         found.append(MemoryLimit(ram, status["VmRSS"], status.get("VmHWM", status["VmRSS"]), "RAM",
                                  "the machine's RAM"))
