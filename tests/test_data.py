@@ -425,6 +425,30 @@ def test_synthetic_addition_shapes_say_less_than_the_sum():
         load_data(DataConfig(source="synthetic:addition?shape=chat"))
 
 
+def test_synthetic_addition_shape_lists_and_the_practice_wording():
+    from grpokit.data import synthetic, synthetic_sums
+
+    rows = synthetic.generate("addition", (("n", "300"), ("wording", "practice"), ("shape", "restated,open")), 5)
+    kinds = {"open" if r["question"].endswith("Answer:") else "restated" for r in rows}
+    assert kinds == {"open", "restated"} and all("\n" in r["question"] for r in rows)  # no bare line drawn
+    # Practice wordings share no key word with the held-out `varied` family.
+    practice = " ".join(synthetic_sums.PRACTICE).lower()
+    for word in ("add", "plus", "sum", "finds", "in all", "holds"):
+        assert word not in practice, word
+    assert not set(synthetic_sums.PRACTICE) & set(synthetic_sums.VARIED)
+    with pytest.raises(ConfigError, match="comma list of restated, open, bare"):
+        load_data(DataConfig(source="synthetic:addition?shape=restated,chat"))
+
+
+def test_synthetic_addition_hands_its_expression_to_rewards():
+    cfg = DataConfig(source="synthetic:addition?n=20&shape=open", conversational=False, system_prompt=None, eval_size=0)
+    train_set, _ = load_data(cfg)
+    row = train_set[0]
+    assert row["expression"].replace(" ", "").replace("+", "").isdigit()
+    a, b = (int(x) for x in row["expression"].split(" + "))
+    assert str(a + b) == row["answer"]
+
+
 def test_synthetic_addition_loads_as_plain_text_prompts():
     cfg = DataConfig(source="synthetic:addition?n=20", conversational=False, system_prompt=None, eval_size=5)
     train_set, eval_set = load_data(cfg)

@@ -16,9 +16,10 @@ synthetic:addition  bare sums as a text continuation ("Question: What is 47 + 38
     data/synthetic_sums.py). Plain-text prompts: set data.conversational: false.
     Columns: question, answer, expression.
     n=1000, digits=2 (operand digits, 1-4), wording=plain (or varied: other
-    phrasings and word problems, for held-out tests), shape=restated (or open:
+    phrasings and word problems, for held-out tests; practice: six more
+    phrasings sharing no key word with varied), shape=restated (or open:
     the prompt stops at "Answer:"; bare: "47 + 38 =" alone; mixed: each row
-    one of the three), seed=
+    one of the three; a comma list such as restated,open), seed=
 
 synthetic:json  extract facts from a sentence into a JSON object. Columns:
     question, answer (the gold object as JSON text), schema (a JSON Schema as
@@ -160,8 +161,9 @@ def _addition(rng: random.Random, params: dict) -> list[dict]:
     if wording not in synthetic_sums.WORDINGS:
         raise ConfigError(f"synthetic:addition wording={wording!r}: use one of {', '.join(synthetic_sums.WORDINGS)}")
     shape = str(params["shape"])
-    if shape not in synthetic_sums.SHAPES:
-        raise ConfigError(f"synthetic:addition shape={shape!r}: use one of {', '.join(synthetic_sums.SHAPES)}")
+    if synthetic_sums.parse_shapes(shape) is None:
+        raise ConfigError(f"synthetic:addition shape={shape!r}: use one of {', '.join(synthetic_sums.SHAPES)}, "
+                          "or a comma list of restated, open, bare (e.g. shape=restated,open)")
     return synthetic_sums.generate(rng, n, digits, wording, _NAMES, _ITEMS, shape)
 
 
@@ -214,7 +216,7 @@ def _json_task(rng: random.Random, params: dict) -> list[dict]:
 
 TASKS: dict[str, Task] = {
     "arithmetic": Task(("question", "answer", "expression"), (), {"n": 1000, "digits": 2, "steps": 1, "ops": "add,sub"}, _arithmetic),
-    "addition": Task(("question", "answer", "expression"), (), {"n": 1000, "digits": 2, "wording": "plain", "shape": "restated"}, _addition),
+    "addition": Task(("question", "answer", "expression"), ("expression",), {"n": 1000, "digits": 2, "wording": "plain", "shape": "restated"}, _addition),
     "json": Task(("question", "answer", "schema"), ("schema",), {"n": 1000, "fields": 3}, _json_task),
 }
 
