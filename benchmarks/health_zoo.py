@@ -5,10 +5,11 @@
 Trains each case of benchmarks/zoo/cases.py (the bundled model, a few steps, OMP_NUM_THREADS=1,
 one `grpokit train` subprocess per case, under an address-space cap where the case sets one),
 runs `grpokit doctor` before training where a case says the failure is predictable, and
-`grpokit report` after. Scores per case: which rules fired and at which step (the rules replayed
-over metrics.jsonl and the live alerts, as the report does), whether the diagnosis names the
-expected cause first, and whether the doctor flagged it. Writes benchmarks/results/health_zoo.json
-after every case, so a stopped run keeps what it measured.
+`grpokit report` after. A case with a judge reward gets the package's local judge server for its
+run, killed on the case's cue (benchmarks/zoo/judge.py). Scores per case: which rules fired and at
+which step (the rules replayed over metrics.jsonl and the live alerts, as the report does), whether
+the diagnosis names the expected cause first, and whether the doctor flagged it. Writes
+benchmarks/results/health_zoo.json after every case, so a stopped run keeps what it measured.
 
 `--rescore` scores the run directories already under --work again, without training: after a
 rule changes, the same real runs say whether it got better.
@@ -25,8 +26,9 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
@@ -35,6 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from benchmarks.zoo.cases import Case, cases  # noqa: E402 - after the path set-up above
+from benchmarks.zoo.judge import LiveJudge, serving  # noqa: E402
+from grpokit.integrations.judge_server import MISSING as JUDGE_MISSING, server_available  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results"
 GIB = 1024 ** 3
 
@@ -52,8 +56,9 @@ def merge(base: dict, changes: dict) -> dict:
     return out
 
 
-def case_config(case: Case, work: Path) -> Path:
-    """Write the case's run config (demo recipe + the case's changes) and return its path."""
+def case_config(case: Case, work: Path, judge_url: str | None = None) -> Path:
+    """Write the case's run config (demo recipe + the case's changes, + its judge reward at `judge_url`)
+    and return its path."""
     if case.base:
         base = yaml.safe_load(Path(case.base).read_text(encoding="utf-8"))
     else:
@@ -61,6 +66,10 @@ def case_config(case: Case, work: Path) -> Path:
 
         base = yaml.safe_load(DEMO_YAML)
     raw = merge(base, case.changes)
+    if case.judge is not None:
+        judge = merge({"name": "llm_judge"}, case.judge)
+        judge.setdefault("params", {})["base_url"] = judge_url
+        raw["rewards"] = [*raw.get("rewards", []), judge]
     raw["name"] = f"zoo-{case.name}"
     raw["output_dir"] = str(work / case.name / "run")
     training = raw.setdefault("training", {})
@@ -185,32 +194,53 @@ def report_text(run_dir: Path, work: Path, case: Case) -> str:
     return res["tail"][-2500:]
 
 
+def train_case(case: Case, config: Path, work: Path) -> dict[str, Any]:
+    """`grpokit train` on the case's config, under its cap; exit code, wall and CPU seconds, output tail."""
+    # CPU seconds of finished children, before and after: exact with --jobs 1, shared between
+    # cases that end together with --jobs > 1. A judge server's CPU is not in it: it ends later.
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    res = run_cli(["train", str(config)], cap=case.memory_cap_gib, timeout=max(900, case.steps * 240),
+                  log=work / case.name / "train.log")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    res["cpu_s"] = round((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), 1)
+    return res
+
+
+@contextmanager
+def judge_for(case: Case, work: Path) -> Iterator[LiveJudge | None]:
+    """The case's judge server for the block (benchmarks/zoo/judge.py), or None when it has no judge."""
+    if case.judge is None:
+        yield None
+        return
+    with serving(case.kill_judge_after_step, metrics=work / case.name / "run" / "metrics.jsonl",
+                 log=work / case.name / "judge.log") as judge:
+        yield judge
+
+
 def run_case(case: Case, work: Path, train: bool) -> dict[str, Any]:
     result: dict[str, Any] = {"case": case.name, "what": case.what, "steps": case.steps,
                               "expect": list(case.expect), "by_step": case.by_step, "cause": case.cause,
                               "memory_cap_gib": case.memory_cap_gib}
     if case.skip:
         return {**result, "skipped": case.skip}
-    config = case_config(case, work)
+    if case.judge is not None and not server_available():
+        return {**result, "skipped": f"not run: {JUDGE_MISSING}"}
     run_dir = work / case.name / "run"
     if train:
-        if case.predict:
-            result["doctor"] = doctor_prediction(case, config, work)
         if run_dir.exists():
             import shutil
 
-            shutil.rmtree(run_dir)
-        # CPU seconds of finished children, before and after: exact with --jobs 1, shared between
-        # cases that end together with --jobs > 1.
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        res = run_cli(["train", str(config)], cap=case.memory_cap_gib, timeout=max(900, case.steps * 240),
-                      log=work / case.name / "train.log")
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        res["cpu_s"] = round((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), 1)
-        result["train"] = res
+            shutil.rmtree(run_dir)  # before a judge's killer watches run/metrics.jsonl
+        with judge_for(case, work) as judge:
+            config = case_config(case, work, judge.url if judge else None)
+            if case.predict:
+                result["doctor"] = doctor_prediction(case, config, work)
+            result["train"] = train_case(case, config, work)
+        if judge:
+            result["judge"] = judge.record()
     elif (work / case.name / "result.json").is_file():
         old = json.loads((work / case.name / "result.json").read_text(encoding="utf-8"))
-        result.update({k: old[k] for k in ("train", "doctor") if k in old})
+        result.update({k: old[k] for k in ("train", "doctor", "judge") if k in old})
     if "doctor" in result:
         result["doctor"]["predicted"] = _predicted(case, result["doctor"])
     result["score"] = score(case, run_dir)

@@ -28,18 +28,13 @@ class Case:
     memory_cap_gib: float | None = None  # RLIMIT_AS (ulimit -v) for the training process
     base: str | None = None         # a config path instead of the demo recipe
     skip: str | None = None         # why the case cannot run here
+    judge: dict[str, Any] | None = None  # an llm_judge reward (weight, params); the harness serves it, sets base_url
+    kill_judge_after_step: int | None = None  # SIGKILL that server once metrics.jsonl has logged this step
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def healthy(self) -> bool:
         return not self.expect
-
-
-def _judge_skip() -> str | None:
-    # The harness does not start and kill a judge server inside a training run yet. A server killed
-    # mid-step is covered by tests/rewards/test_judge_server.py against the real local judge.
-    return ("not run: the zoo does not yet start a judge server (`grpokit judge serve`) and kill it mid-run; "
-            "tests/rewards/test_judge_server.py kills the real local judge mid-step")
 
 
 def cases() -> list[Case]:
@@ -77,8 +72,14 @@ def cases() -> list[Case]:
         Case("reward-half-raises", "a plugin reward that raises on half its rows",
              {**imports, "rewards": [*demo_rewards, {"name": "zoo_half_raises", "weight": 0.5}]}, 4,
              expect=("reward_unscorable",), by_step=3, cause="reward_unscorable", predict=("doctor",)),
-        Case("judge-killed", "an llm_judge reward whose server is killed mid-run", {}, 8,
-             expect=("judge_failing",), by_step=6, cause="judge_failing", skip=_judge_skip()),
+        # Group mode asks the judge once per prompt (2 requests a step, ~15 s on one CPU thread; pointwise
+        # took 55 s); the long timeout keeps a judge slowed by training on the same cores from failing
+        # while alive, so steps 1-2 show a live judge and step 3 on a dead one.
+        Case("judge-killed", "an llm_judge reward (the local judge, weight 0.5) whose server is SIGKILLed after step 2",
+             {}, 8, expect=("judge_failing",), by_step=6, cause="judge_failing",
+             judge={"weight": 0.5, "params": {"rubric": "qa", "mode": "group", "timeout_s": 120.0,
+                                              "budget_s": 300.0}},
+             kill_judge_after_step=2),
         Case("tool-never-called", "the tool recipe without its few-shot calls: the model never calls the python tool",
              {"data": {"source": "synthetic:arithmetic", "prompt_column": "question", "answer_column": "answer",
                        "eval_size": 0},

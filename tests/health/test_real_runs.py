@@ -34,6 +34,7 @@ EXPECT = {
     "reward-half-none": ("reward_unscorable", "a plugin reward returning None on every other row"),
     "reward-half-raises": ("reward_unscorable", "a plugin reward raising on the batch: every row unscored"),
     "tool-never-called": ("tool_never_called", "the tool recipe without its few-shot calls"),
+    "judge-killed": ("judge_failing", "the local judge SIGKILLed after step 2: every later completion unscored"),
     "oom-full-finetune": ("out_of_memory", "the demo under a 4 GiB ulimit -v: an allocation fails, run_status.json says so"),
 }
 
@@ -64,3 +65,10 @@ def test_real_run_is_diagnosed(case):
     else:
         assert problems and problems[0].rule == expected, (
             f"{case} ({why}): " + "; ".join(f"{f.rule}: {f.evidence}" for f in problems))
+
+
+def test_a_live_judge_does_not_fail_and_a_killed_one_fails_at_once():
+    # judge-killed: the real local judge graded steps 1-2 and was SIGKILLed once step 2 was logged.
+    judge = next(f for f in diagnose(FIXTURES / "judge-killed") if f.rule == "judge_failing")
+    assert judge.severity == "critical" and judge.first_step == 3
+    assert [tuple(r) for r in judge.ranges] == [(3, 8)]
