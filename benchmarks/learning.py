@@ -9,7 +9,7 @@ model and from every trained adapter on held-out sets, none of whose sums were t
 Three of them end with the sum restated (`Answer: 47 + 38 =`), the shape the demo trains on,
 so they show the skill on that shape only:
 
-- `held_out`: the demo's own held-out split (its training wording, two-digit numbers);
+- `held_out`: the demo's own wording and shape (two-digit numbers), sums never trained on;
 - `reworded`: the same kind of sums asked in other words (word problems, "add",
   "plus", "the sum of"), the sum restated;
 - `three_digit`: other wordings and three-digit numbers, the sum restated.
@@ -44,8 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # name -> what the set asks, its source (None: the demo's own held-out split), how the answer is
 # read, its token budget (None: the recipe's), and whether it is asked as a chat message.
 SETS = {
-    "held_out": {"about": "restates the sum: the demo's held-out split, its training wording, two-digit numbers",
-                 "source": None, "take": "first", "tokens": None, "chat": False},
+    "held_out": {"about": "restates the sum: the demo's own wording and shape, two-digit sums never trained on",
+                 "source": "synthetic:addition?digits=2&n={n}&seed=1000", "take": "first", "tokens": None, "chat": False},
     "reworded": {"about": "restates the sum: two-digit sums in wordings never trained on (word problems, 'add', 'plus')",
                  "source": "synthetic:addition?wording=varied&digits=2&n={n}&seed=1001", "take": "first", "tokens": None,
                  "chat": False},
@@ -65,15 +65,25 @@ SETS = {
 RESTATED = ("held_out", "reworded", "three_digit")
 
 
+# Arms: the demo recipe in one stage, format-first, and the recipe that trains on the sum asked in words.
+RECIPES = {"single": None, "staged": None, "transfer": ROOT / "configs" / "cpu-demo-transfer.yaml"}
+
+
+def arm_recipe(arm: str) -> str | None:
+    path = RECIPES[arm]
+    return path.read_text(encoding="utf-8") if path else None
+
+
 def train_one(arm: str, seed: int, steps: int, out: Path) -> dict:
     """One demo training in this process (the subprocess side); returns its summary."""
     from grpokit.demo import run_demo
 
-    return run_demo(steps=steps, output_dir=str(out), evaluate=False, seed=seed, staged=(arm == "staged"))
+    return run_demo(steps=steps, output_dir=str(out), evaluate=False, seed=seed, staged=(arm == "staged"),
+                    recipe=arm_recipe(arm))
 
 
-def held_out_sets(n: int, names: list[str] | None = None) -> dict[str, list[dict]]:
-    """The evaluation sets as rows, with every sum seen in training removed."""
+def held_out_sets(n: int, names: list[str] | None = None, arms: list[str] | None = None) -> dict[str, list[dict]]:
+    """The evaluation sets as rows, with every sum that any arm's training split holds removed."""
     import dataclasses
 
     from grpokit.data import load_data
@@ -82,6 +92,9 @@ def held_out_sets(n: int, names: list[str] | None = None) -> dict[str, list[dict
     cfg = demo_config()
     train_set, eval_set = load_data(cfg.data)
     trained = {_sum_of(row) for row in train_set}
+    for arm in arms or []:
+        if RECIPES[arm] is not None:
+            trained |= {_sum_of(row) for row in load_data(demo_config(recipe=arm_recipe(arm)).data)[0]}
     out = {}
     for name in names or list(SETS):
         spec = SETS[name]
@@ -222,7 +235,7 @@ def main() -> None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(json.dumps(result, indent=2), encoding="utf-8")
 
-    sets = held_out_sets(opts.prompts, opts.sets.split(","))
+    sets = held_out_sets(opts.prompts, opts.sets.split(","), arms)
     started = time.time()
     result["base"] = evaluate_model(None, sets, eval_seed)
     print("base:", {k: round(v["accuracy"], 3) for k, v in result["base"].items()}, flush=True)

@@ -56,9 +56,9 @@ FORMAT_FIRST = [{"name": "format", "max_steps": 10, "rewards": [{"name": "regex_
                 {"name": "correctness", "max_steps": 20}]
 
 
-def demo_config(*, staged: bool = False, **changes) -> RunConfig:
-    """The demo recipe; `staged` adds the format-first stages of the comparison arm."""
-    raw = _numbers(yaml.safe_load(DEMO_YAML))
+def demo_config(*, staged: bool = False, recipe: str | None = None, **changes) -> RunConfig:
+    """The demo recipe (or `recipe`, YAML text); `staged` adds the format-first stages of the comparison arm."""
+    raw = _numbers(yaml.safe_load(recipe or DEMO_YAML))
     if staged:
         raw["stages"] = [dict(stage) for stage in FORMAT_FIRST]
     raw.update(changes)
@@ -95,11 +95,12 @@ def read_alerts(run_dir: Path) -> list[dict]:
 
 def run_demo(*, steps: int | None = None, output_dir: str | None = None, console=None, evaluate: bool = True,
              eval_prompts: int = 200, eval_samples: int = 1, training: dict | None = None, seed: int | None = None,
-             staged: bool = False) -> dict:
+             staged: bool = False, recipe: str | None = None) -> dict:
     """Train, evaluate, print the run dir and before/after numbers; returns the summary.
 
     steps: training steps (with `staged`, a third of them format-only, the rest every reward).
     staged: the format-first comparison arm of benchmarks/learning.py.
+    recipe: another recipe's YAML text in place of the demo's (benchmarks/learning.py's other arms).
     """
     from grpokit.training.trainer import train
 
@@ -107,7 +108,7 @@ def run_demo(*, steps: int | None = None, output_dir: str | None = None, console
     changes: dict = {"name": f"cpu-demo-{stamp}"}
     if output_dir:
         changes["output_dir"] = output_dir
-    cfg = demo_config(staged=staged, **changes)
+    cfg = demo_config(staged=staged, recipe=recipe, **changes)
     cfg.training.update(training or {})
     if seed is not None:
         cfg.training["seed"] = seed
