@@ -93,6 +93,17 @@ def test_score_samples_metrics():
     assert result["examples"][0]["scores"] == {"has_answer_tag": 1.0, "answer_match": 1.0, "sees_prompts": 1.0}
 
 
+def test_score_samples_accuracy_by_group():
+    # One mean hides a shape the model never learned: the demo prints each prompt shape's accuracy.
+    good, bad = "<reasoning>r</reasoning><answer>7</answer>", "<reasoning>r</reasoning><answer>8</answer>"
+    samples = [sample([good, good], "7"), sample([bad, bad], "7"), sample([good, bad], "7")]
+    for s_, shape in zip(samples, ["restated", "open", "open"]):
+        s_["row"]["shape"] = shape
+    result = score_samples(samples, [answer_match], accuracy=answer_match, k=2, group_of=lambda row: row["shape"])
+    assert result["by_group"] == {"restated": {"prompts": 1, "accuracy": 1.0}, "open": {"prompts": 2, "accuracy": 0.25}}
+    assert "by_group" not in score_samples(samples, [answer_match], accuracy=answer_match, k=2)
+
+
 def test_score_samples_without_accuracy_or_gold():
     result = score_samples([sample(["x"], None)], [has_answer_tag], accuracy=answer_match, k=1)
     assert result["accuracy"] is None and result["pass@1"] is None  # nothing could be judged

@@ -101,6 +101,16 @@ def test_demo_recipe_matches_the_demo_command():
     assert load_config(ROOT / "configs" / "cpu-demo.yaml") == demo_config()
 
 
+def test_words_recipe_matches_its_config_file():
+    from grpokit.demo import demo_config, prompt_shape
+    from grpokit.demo_recipes import RECIPES
+
+    assert load_config(ROOT / "configs" / "cpu-demo-transfer.yaml") == demo_config(recipe=RECIPES["words"])
+    assert prompt_shape({"prompt": "Question: Find the total of 4 and 5.\nAnswer:"}) == "asked in words, stops at Answer:"
+    assert prompt_shape({"prompt": "Question: What is 4 + 5?\nAnswer: 4 + 5 ="}).startswith("the sum restated")
+    assert prompt_shape({"prompt": "4 + 5 ="}).startswith("a bare sum")
+
+
 def test_csv_recipe_resolves_from_another_directory(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     cfg = load_config(ROOT / "configs" / "qa-csv.yaml")

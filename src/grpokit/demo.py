@@ -23,32 +23,7 @@ from grpokit.config.run_config import RunConfig, _numbers, from_dict
 from grpokit.run_directory import layout
 from grpokit.run_directory.jsonl import read_records
 
-DEMO_YAML = """
-name: cpu-demo
-description: "Bundled 135M model learns two-digit addition on a laptop CPU: exact answers, partial credit and a bare-number format in one stage, with held-out accuracy"
-model:
-  name: bundled:smollm2-135m-instruct
-  lora: {r: 16, alpha: 32, target_modules: all-linear}
-data:
-  source: synthetic:addition
-  conversational: false
-  system_prompt: null
-  eval_size: 300
-rewards:
-  - {name: numeric_match, weight: 1.0, params: {take: first}}
-  - {name: numeric_closeness, weight: 0.5, params: {take: first}}
-  - {name: regex_format, weight: 0.25}
-profile: cpu
-training:
-  num_generations: 8
-  per_device_train_batch_size: 16
-  max_completion_length: 6
-  learning_rate: 3.0e-4
-  temperature: 1.0
-  max_steps: 30
-  save_steps: 10
-eval: {every: 10, prompts: 32, samples: 2}
-"""
+from grpokit.demo_recipes import DEMO_YAML, RECIPES  # noqa: F401 - DEMO_YAML is the zoo's base
 
 # The comparison arm of benchmarks/learning.py: the answer format alone first, then every reward.
 # It collapsed in some seeds (see the module doc), so the demo trains in one stage.
@@ -159,7 +134,7 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
     rewards = build_reward_set(cfg)
     settings = dict(k=samples, max_new_tokens=int(cfg.training["max_completion_length"]), accuracy=accuracy_reward(cfg.rewards, cfg.data.answer_format),
                     temperature=float(cfg.training.get("temperature", 1.0)), max_prompts=n, seed=cfg.data.seed,
-                    answer_format=cfg.data.answer_format)
+                    answer_format=cfg.data.answer_format, group_of=prompt_shape)
     results = {}
     for label, adapter in (("before", None), ("after", str(final_adapter(cfg, run_dir)))):
         model, tok = load_model(cfg.model, dtype=model_dtype(cfg), adapter=adapter, trainable=False)
@@ -168,6 +143,15 @@ def _before_after(cfg, run_dir: Path, held_out, n: int, samples: int) -> dict:
         del model
     write_eval(run_dir / layout.EVAL, results["before"], results["after"], {"name": cfg.name})
     return {**results, "delta": compare(results["before"], results["after"])}
+
+
+def prompt_shape(row: dict) -> str:
+    """Where a held-out prompt stops, in the words the summary prints."""
+    prompt = row.get("prompt")
+    text = prompt if isinstance(prompt, str) else str(prompt)
+    if text.rstrip().endswith("="):
+        return "the sum restated (Answer: 47 + 38 =)" if "\n" in text else "a bare sum (47 + 38 =)"
+    return "asked in words, stops at Answer:"
 
 
 # What an alert means for this demo, in one line each; the full table is skill/troubleshooting.md.
@@ -197,6 +181,10 @@ def _print_summary(say, summary: dict) -> None:
         if before.get("accuracy") is not None and after.get("accuracy") is not None:
             say(f"held-out accuracy ({after['prompts']} prompts never trained on): "
                 f"{before['accuracy']:.3f} before -> {after['accuracy']:.3f} after")
+            for shape, group in (after.get("by_group") or {}).items():
+                base = (before.get("by_group") or {}).get(shape, {})
+                if base.get("accuracy") is not None:
+                    say(f"  prompts {shape} ({group['prompts']}): {base['accuracy']:.3f} -> {group['accuracy']:.3f}")
     during = [d for d in summary.get("held_out_during", []) if d.get("accuracy") is not None]
     if during:
         say("held-out accuracy during training: " + ", ".join(f"step {d['step']}"

@@ -103,6 +103,9 @@ def _dry_run(cfg, console) -> None:
 def demo_command(
     steps: Optional[int] = typer.Option(None, "--steps", help="training steps (default: the demo recipe's)"),
     output_dir: Optional[str] = typer.Option(None, "--output-dir", help="where to write the run"),
+    recipe: str = typer.Option("restated", "--recipe",
+                               help="restated: prompts end with the sum restated ('Answer: 47 + 38 ='); "
+                                    "words: half the prompts stop at 'Answer:', the model learns to write the sum itself"),
 ) -> None:
     """Train the bundled model to add two-digit numbers on this CPU, print held-out accuracy before/after."""
     from grpokit.errors import ConfigError, RunError
@@ -110,8 +113,12 @@ def demo_command(
     console = _run_console()
     try:
         from grpokit.demo import run_demo
+        from grpokit.demo_recipes import RECIPES
 
-        run_demo(steps=steps, output_dir=output_dir, console=console)
+        if recipe not in RECIPES:
+            raise ConfigError(f"--recipe {recipe!r}: use one of {', '.join(RECIPES)}")
+        run_demo(steps=steps, output_dir=output_dir, console=console,
+                 recipe=None if recipe == "restated" else RECIPES[recipe])
     except (ConfigError, RunError) as exc:
         _fail(console, exc)
 

@@ -95,6 +95,7 @@ def evaluate(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
     answer_format: Any = None,
+    group_of: Callable[[dict], str] | None = None,
 ) -> dict:
     """Sample k completions per prompt of `dataset` and score them.
 
@@ -108,6 +109,7 @@ def evaluate(
     answer_format: the run's answer format (grpokit.rewards.answer_format; a
         mapping like {answer_tag: final} works too): where the "auto" accuracy
         reward reads the answer and what the format rate counts.
+    group_of: a row -> group name function; adds accuracy per group (`by_group`).
     Returns a dict of metrics (see score_samples) plus the settings used.
     """
     if k < 1:
@@ -133,7 +135,7 @@ def evaluate(
     started = time.perf_counter()
     samples = generate_samples(model, tokenizer, rows, k=k, max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, batch_size=batch_size, seed=seed, progress=progress)
     result = score_samples(samples, reward_funcs, weights, accuracy=accuracy, k=k, correct_threshold=correct_threshold,
-                           answer_format=answer_format)
+                           answer_format=answer_format, group_of=group_of)
     result["settings"] = {"k": k, "max_new_tokens": max_new_tokens, "temperature": temperature, "top_p": top_p, "seed": seed}
     result["seconds"] = round(time.perf_counter() - started, 2)
     return result

@@ -74,8 +74,13 @@ def score_samples(
     k: int,
     correct_threshold: float = 1.0,
     answer_format: AnswerFormat | dict | None = None,
+    group_of: Callable[[dict], str] | None = None,
 ) -> dict:
     """The metrics of already generated samples.
+
+    group_of: names each row's group (a prompt shape, a source); the result then also
+    has `by_group`: prompts and accuracy of each group, since one mean can hide a
+    shape the model never learned.
 
     answer_format: the run's answer format; the format rate counts its shape
         (`<reasoning>` then `<answer>` by default).
@@ -93,6 +98,7 @@ def score_samples(
     scored = {n: 0 for n in names}
     total_reward, correct_counts, format_hits, lengths, truncated, n_done = 0.0, [], 0, [], 0, 0
     accuracy_scored = 0
+    groups: dict[str, list[int]] = {}
     examples = []
     for sample in samples:
         comps, row = sample["completions"], sample["row"]
@@ -115,6 +121,8 @@ def score_samples(
             if any(v is not None for v in acc_values):
                 accuracy_scored += 1
                 correct_counts.append(sum(1 for v in acc_values if v is not None and float(v) >= correct_threshold - 1e-9))
+                if group_of is not None:
+                    groups.setdefault(group_of(row), []).append(correct_counts[-1])
         comp_texts = texts(comps)
         if count_format:
             format_hits += sum(fmt.has_format(t) for t in comp_texts)
@@ -149,6 +157,9 @@ def score_samples(
         p1 = sum(pass_at_k(k, c, 1) for c in correct_counts) / len(correct_counts)
         result["accuracy"] = result["pass@1"] = p1
         result[f"pass@{k}"] = sum(pass_at_k(k, c, k) for c in correct_counts) / len(correct_counts)
+    if group_of is not None:
+        result["by_group"] = {name: {"prompts": len(counts), "accuracy": sum(pass_at_k(k, c, 1) for c in counts) / len(counts)}
+                              for name, counts in groups.items()}
     return result
 
 
