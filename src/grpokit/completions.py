@@ -227,6 +227,27 @@ def extract_json(text: str, *, containers_only: bool = False) -> Any | None:
     return None
 
 
+def committed_json(text: str) -> Any | None:
+    """The JSON value a completion commits to as its answer, or None.
+
+    A fenced ```json block, else the whole text, else the LAST object or array in
+    the prose: an answer comes after the reasoning, so an object quoted on the way
+    (the gold among guesses, a draft) is not the answer. Reading the first one paid
+    for the gold mentioned anywhere before a wrong final object.
+    """
+    text = text[:_MAX_SCAN]
+    fenced = extract_code_block(text, "json")
+    for candidate in ([fenced] if fenced else []) + [text.strip()]:
+        try:
+            value = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        if value is not None:
+            return value
+    containers = [v for v in json_values(text, limit=64) if isinstance(v, (dict, list))]
+    return containers[-1] if containers else None
+
+
 def json_values(text: str, limit: int = 8) -> Iterator[Any]:
     """Up to `limit` JSON values found in the text, in order of preference.
 

@@ -7,7 +7,7 @@ import yaml
 
 from harness import check_resumed_run, page_blocks, run_journey
 
-JSON_ANYWHERE = ("boxed_everything", "gold_in_reasoning")
+JSON_ANYWHERE: tuple[str, ...] = ()  # json_object_match reads the committed (last) object
 ITEMS = [("red mug", 3, "Anna"), ("blue pen", 10, "Ben"), ("notebook", 2, "Chen"), ("lamp", 1, "Dara")]
 
 

@@ -54,6 +54,17 @@ def test_json_object_match_compares_types(completion, gold, expected):
     assert score("json_object_match", completion, gold) == expected
 
 
+@pytest.mark.parametrize("completion, expected", [
+    ('{"qty": 3}', 1.0),
+    ('Maybe {"qty": 3}, but I answer {"qty": 4}', 0.0),   # the gold quoted on the way is not the answer
+    ('{"qty": 4} or rather {"qty": 3}', 1.0),              # the committed (last) object is read
+    ('Draft {"qty": 4}\n```json\n{"qty": 3}\n```', 1.0),  # a fenced block is a deliberate answer
+    ('The order is {"qty": 3}. Done.', 1.0),
+])
+def test_json_object_match_reads_the_committed_object(completion, expected):
+    assert score("json_object_match", completion, '{"qty": 3}') == expected
+
+
 # --------------------------------------------------------------- cosine_scaled on TRL's own case
 
 def test_cosine_scaled_scores_trls_case_like_math_equivalence():

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from rapidfuzz import fuzz
 
-from grpokit.completions import extract_json, texts
+from grpokit.completions import committed_json, texts
 from grpokit.rewards import _answers, _numbers
 from grpokit.rewards._bound import BatchReward, Lazy
 from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
@@ -500,8 +500,9 @@ def json_object_match(column: str = "answer", answer_format: Any = None):
     """1.0 when the completion's JSON object equals the gold JSON object, else 0.0.
 
     The completion's object is read from the answer tag when there is one,
-    else from the whole completion: the completion itself, a fenced ```json
-    block, or the first object or array in the text. Objects compare as
+    else from the whole completion: a fenced ```json block, the completion
+    itself, or the last object or array in the text (the committed answer:
+    an object quoted earlier, in reasoning or among guesses, is not read). Objects compare as
     parsed values, so key order and spacing do not matter, but types do
     (`"31"` is not `31`, `true` is not `1`; `1` and `1.0` are one JSON number)
     and every key must be there.
@@ -533,7 +534,7 @@ def _json_object_score(text: str, gold: Any, fmt: AnswerFormat = DEFAULT) -> flo
     if expected is None:
         return None
     tagged = fmt.tagged(text[-100_000:])
-    return float(same_json(extract_json(tagged or text), expected))
+    return float(same_json(committed_json(tagged or text), expected))
 
 
 def same_json(a: Any, b: Any) -> bool:
