@@ -1,15 +1,18 @@
 """`grpokit demo`: the bundled model learns two-digit addition on a CPU, start to finish.
 
-The recipe is embedded (it equals configs/cpu-demo.yaml, which a test checks) so the
-demo runs from an installed package. Why addition, written as a text continuation
-(`Question: What is 47 + 38?\\nAnswer: 47 + 38 =`), is explained in that file: it is
-the task where the 135M model is right often enough (about 23% of samples) for GRPO to have
-something to learn from, and wrong often enough to have room to learn.
+Two recipes, embedded in grpokit/demo_recipes.py (each equals its file under configs/, which
+a test checks) so the demo runs from an installed package:
 
-Training runs one stage with three rewards: the exact number, partial credit for a near
-miss, and the bare-number format (answer, then stop). Held-out accuracy is measured on
-prompts never trained on: during training (metrics.jsonl, `eval/accuracy`), and
-before/after on more prompts at the end (eval.json), which the summary leads with.
+- `words` (the default, configs/cpu-demo-transfer.yaml): half the prompts ask the sum in words
+  and stop at `Answer:`; the model learns to write `47 + 38 = 85` itself, and the gain holds on
+  wordings it never trained on (benchmarks/results/shape_transfer.json).
+- `restated` (configs/cpu-demo.yaml): every prompt ends with the sum restated
+  (`Answer: 47 + 38 =`), the shape where the 135M model is right often enough (about 23% of
+  samples) for GRPO to learn from; the health zoo's cases are built on it.
+
+Held-out accuracy is measured on prompts never trained on: during training (metrics.jsonl,
+`eval/accuracy`), and before/after on more prompts at the end (eval.json), which the summary
+leads with, per prompt shape.
 """
 from __future__ import annotations
 
@@ -164,11 +167,11 @@ _ALERT_MEANING = {
     "collapse": "entropy fell and most groups scored alike: the model became sure of its one-number answers; "
                 "on this task that is largely the learning itself, and held-out accuracy (above) says whether "
                 "the answers it settled on are right",
-    "length_drift": "answers are 3-4 tokens plus the end token, near the 6-token limit by design; nothing is cut "
+    "length_drift": "answers are short by design and sit near the token limit; nothing is cut "
                     "while completions/clipped_ratio stays near 0",
     "reward_stuck": "the training reward of the last steps fell; with 2 prompts a step it is noisy, so read "
                     "held-out accuracy instead",
-    "truncation": "completions hit the 6-token limit: the model kept talking after its number",
+    "truncation": "completions hit the token limit: the model kept talking after its answer line",
     "no_learning_signal": "most groups scored alike (all right or all wrong), so those steps taught little",
 }
 
