@@ -54,7 +54,7 @@ def cases() -> list[Case]:
         # steps all had half or more cut, which the uncapped patience also counts). Measured with held-out
         # evaluation: accuracy 0.28 at step 0, 0.53 at 10, 0.45 at 20, truncated 66% -> 23%. 50-88% of its
         # completions were cut in steps 1-10, but the cut ones carried the answer and talked on: they scored
-        # +0.04 on the answer rewards against the finished ones of their prompt (reward_std 0.57).
+        # +0.03 on the answer rewards against the finished ones of their prompt (reward_std 0.59).
         Case("healthy-demo-kl", "healthy control: the demo recipe with a KL penalty (beta 0.04)",
              {"training": {"beta": 0.04, "seed": 3}}, 20),
         Case("collapse-fixed-answer", "a reward that pays one fixed answer (\"1\") whatever the question, and a high learning rate",
