@@ -45,8 +45,13 @@ def cases() -> list[Case]:
     return [
         *[Case(f"healthy-demo-seed{s}", "healthy control: the demo recipe", {"training": {"seed": s}}, 20)
           for s in (0, 1, 2)],
+        # 20 steps like the other controls (it had 10; the budget was not why truncation fired: its first 10
+        # steps all had half or more cut, which the uncapped patience also counts). Measured with held-out
+        # evaluation: accuracy 0.28 at step 0, 0.53 at 10, 0.45 at 20, truncated 66% -> 23%. 50-88% of its
+        # completions were cut in steps 1-10, but the cut ones carried the answer and talked on: they scored
+        # +0.03 on the answer rewards against the finished ones of their prompt (reward_std 0.59).
         Case("healthy-demo-kl", "healthy control: the demo recipe with a KL penalty (beta 0.04)",
-             {"training": {"beta": 0.04, "seed": 3}}, 10),
+             {"training": {"beta": 0.04, "seed": 3}}, 20),
         Case("collapse-fixed-answer", "a reward that pays one fixed answer (\"1\") whatever the question, and a high learning rate",
              {**imports, "rewards": [{"name": "zoo_fixed_string", "weight": 1.0}],
               "training": {"learning_rate": 5.0e-3}}, 12, expect=("collapse",), by_step=12, cause="collapse"),
@@ -56,13 +61,21 @@ def cases() -> list[Case]:
         Case("truncated-2-tokens", "max_completion_length 2: a sum needs 3-4 tokens, every completion is cut",
              {"training": {"max_completion_length": 2}}, 4, expect=("truncation",), by_step=4, cause="truncation",
              predict=("doctor",)),
+        # The completions end up cut at the limit, but the cure is not a higher limit: the cut ones, the
+        # longest, score more than the finished ones (completions/cut_answer_gap), so length_drift names the
+        # reward paying for length and truncation (raise the limit) stands down.
         Case("hack-length", "a length-only reward the model games by talking longer (32-token limit)",
              {**imports, "rewards": [{"name": "zoo_length_hack", "weight": 1.0}],
               "training": {"max_completion_length": 32, "learning_rate": 1.0e-3}}, 6,
-             expect=("length_drift", "truncation"), by_step=6, cause="truncation"),
+             expect=("length_drift",), by_step=6, cause="length_drift"),
+        # Measured: lr 1.0 gave word salad (reward 0, every completion cut), never a NaN loss or grad_norm
+        # (0.0 from step 2: every advantage is 0), so non_finite cannot be asked of it; a run that overflows
+        # is a different case. diverged itself is a coin flip here: CPU runs of this config are not
+        # reproducible, and the step-2 entropy (the rule wants 2x the first step's 1.55) was 3.15-4.02 in 4
+        # runs and 0.0-2.16 in 9 others (both before and after the cut_answer_gap change; 4 of 7 at HEAD fired).
         Case("diverge-lr", "learning rate 1.0 (the highest the config accepts) without gradient clipping: the update blows the weights up",
              {"training": {"learning_rate": 1.0, "max_grad_norm": 0.0}}, 4,
-             expect=("non_finite", "diverged"), by_step=3, cause="diverged"),
+             expect=("diverged",), by_step=3, cause="diverged"),
         Case("kl-blowup", "KL penalty on (beta 0.04) with a learning rate 10x the demo's",
              {"training": {"beta": 0.04, "learning_rate": 3.0e-3}}, 8, expect=("kl_blowup",), by_step=8,
              cause="kl_blowup"),

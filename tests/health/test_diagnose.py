@@ -22,7 +22,8 @@ def test_findings_carry_cause_fix_and_steps(tmp_path):
     write_run(tmp_path, "kl_blowup")
     (finding,) = [f for f in diagnose(tmp_path) if f.rule == "kl_blowup"]
     assert finding.severity == "critical"
-    assert finding.first_step == 30 and "learning_rate" in finding.fix
+    # kl goes over kl_max at step 30; kl_steps (3) steps in a row confirm it: one step can spike on a small batch.
+    assert finding.first_step == 32 and "learning_rate" in finding.fix
     assert "kl" in format_findings([finding])
 
 

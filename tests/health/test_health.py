@@ -128,7 +128,7 @@ def test_measured_demo_run_raises_no_truncation_alert():
         ("no_signal_steps", 3, 2),                   # 3-step run: 2 in a row instead of never
         ("sustained_truncation_steps", 30, 8),       # a quarter of a 30-step run
         ("sustained_truncation_steps", 1, 1),        # never more than the whole run
-        ("kl_steps", 3, 1),                          # never more than configured
+        ("judge_failure_steps", 3, 1),               # never more than configured
     ],
 )
 def test_patience_is_capped_on_short_runs(key, expected_logs, patience):
@@ -229,6 +229,7 @@ def test_finite(raw, expected):
     ({"stop_on_critical": "yes"}, "true or false"),  # a string is not a bool
     ({"sustained_clipped_ratio": 0.97}, "must not exceed health.clipped_ratio"),  # the slow level is the lower one
     ({"expected_logged_steps": 0}, "at least 1"),  # a run of no logs has nothing to cap
+    ({"cut_gap": -0.5}, "0 or more"),              # a margin: the sign is the rule's (costs or pays)
 ])
 def test_health_config_errors(data, needle):
     with pytest.raises(ConfigError, match=needle):

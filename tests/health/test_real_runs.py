@@ -24,11 +24,14 @@ EXPECT = {
     "healthy-demo-seed0-30steps": (None, "the plateau of a 30-step healthy run"),
     "healthy-demo-seed1": (None, "another seed; groups become all-right as it learns one-number answers"),
     "healthy-demo-seed2": (None, "the seed where, on the old rules, collapse fired on correct answers"),
-    "healthy-demo-kl": (None, "beta 0.04: kl is logged and stays low"),
+    # 20 steps, 50-88% of completions cut for the first 10 (the answer, then talk: the cut ones score as
+    # well as the finished ones), kl spiking to 1.27 at single steps; held-out accuracy 0.28 -> 0.45.
+    "healthy-demo-kl": (None, "beta 0.04: the cut leaves the answer, kl spikes but does not stay up"),
     "collapse-fixed-answer": ("collapse", "one answer paid whatever the question"),
     "no-signal-constant": ("no_learning_signal", "a constant reward: every group scores alike"),
     "truncated-2-tokens": ("truncation", "a 2-token limit for 3-4-token answers"),
-    "hack-length": ("truncation", "a length-only reward pushes completions into the 48-token limit"),
+    "hack-length": ("length_drift", "a length-only reward: the cut completions, the longest, out-score the "
+                                    "finished ones (32-token limit); raising the limit would feed it"),
     "diverge-lr": ("diverged", "learning rate 1.0, no clipping: noise after one step, entropy 2.5x, not NaN"),
     "kl-blowup": ("kl_blowup", "beta 0.04 with 10x the demo's learning rate"),
     "reward-half-none": ("reward_unscorable", "a plugin reward returning None on every other row"),
@@ -38,11 +41,8 @@ EXPECT = {
     "oom-full-finetune": ("out_of_memory", "the demo under a 4 GiB ulimit -v: an allocation fails, run_status.json says so"),
 }
 
-
-# Known and left for a decision: the half-cut truncation level's patience is capped at a quarter of a
-# short run (3 logged steps of this 10-step run), so the demo's early chatter (50-75% of completions cut
-# while it learns to stop) raises truncation. The same recipe at its 30 steps waits 8 steps and is quiet.
-KNOWN = {"healthy-demo-kl": "half-cut truncation patience capped on a 10-step run"}
+# Cases whose diagnosis is known to be wrong and left for a decision (xfail, strict): none at present.
+KNOWN: dict[str, str] = {}
 
 
 def _cases():

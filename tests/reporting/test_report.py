@@ -94,6 +94,14 @@ def test_memory_and_step_time_panels_only_when_logged():
     assert by_title["seconds per step"].keys == ["step_time"]
 
 
+def test_cut_gap_panel_beside_the_share_cut_when_logged():
+    hc = HealthConfig(max_completion_length=100)
+    assert not any("cut_answer_gap" in p.title for p in panels(history("healthy"), hc))
+    logged = [dict(r, **{"completions/cut_answer_gap": 0.1}) for r in history("healthy")]
+    titles = [p.title for p in panels(logged, hc)]
+    assert "cut_answer_gap" in titles[titles.index("completions/clipped_ratio") + 1]
+
+
 def test_held_out_accuracy_panel_first_when_logged(tmp_path):
     hc = HealthConfig(max_completion_length=100)
     assert not any("held-out" in p.title for p in panels(history("healthy"), hc))

@@ -63,9 +63,11 @@ class History:
         self._maxlen = maxlen
         self.first: dict[str, list[float]] = {}  # the first few values, for baselines
         self.latest: dict[str, Any] = {}
+        self._logs: deque = deque(maxlen=maxlen)
 
     def add(self, logs: dict[str, Any]) -> None:
         self.latest = logs
+        self._logs.append(logs)
         for key, raw in logs.items():
             value = finite(raw)
             if value is None:
@@ -80,6 +82,10 @@ class History:
         if not values:
             return []
         return list(values)[-n:]
+
+    def recent(self, n: int) -> list[dict[str, Any]]:
+        """The last n logged steps' raw logs, oldest first."""
+        return list(self._logs)[-n:]
 
     def now(self, key: str) -> float | None:
         """This step's value, only if it was logged this step and is finite."""
@@ -112,14 +118,47 @@ def rule_truncation(h: History, c: HealthConfig) -> Reading:
     clipped = h.now("completions/clipped_ratio")
     if clipped is None or clipped < c.sustained_clipped_ratio:
         return NOT_NOW
+    # Where the run logs what the cut costs, a cut that leaves the answer (the model talks on after it)
+    # is no harm, and one that earns more is a reward paying for length (length_drift says so): raising
+    # the limit would feed it. Runs without the gap (every completion cut, older runs) keep the levels.
+    gap = cut_gap(h, c)
+    if gap is not None and not cut_costs_answer(*gap):
+        return NOT_NOW
     length = h.now("completions/mean_length")
     limit = f" of max_completion_length={c.max_completion_length}" if c.max_completion_length else ""
     extra = f", mean length {length:.0f}{limit}" if length is not None else ""
     message = f"{clipped:.0%} of completions hit the length limit{extra}"
+    if gap is not None:
+        message += f"; cut completions score {gap[0]:+.2f} on the answer rewards against finished ones"
     recent = h.last("completions/clipped_ratio", c.patience("truncation_steps"))
     if all(value >= c.clipped_ratio for value in recent):
         return (True, clipped, c.clipped_ratio, message, "truncation_steps")
     return (True, clipped, c.sustained_clipped_ratio, message, "sustained_truncation_steps")
+
+
+def cut_gap(h: History, c: HealthConfig) -> tuple[float, float] | None:
+    """(mean completions/cut_answer_gap, the margin it must pass) over the steps of the last
+    sustained_truncation_steps logs that had half their completions cut or more; None where fewer than
+    truncation_steps of them logged it (every completion cut, or a run from before the metric). Steps with a
+    few cut completions are left out: one rambling wrong answer there says nothing about the limit. One step
+    is not enough either: a base model's first step gave +0.23 (one group) on runs whose answers then never
+    fit. The margin is cut_gap x those steps' mean reward_std: the gap is in reward units, and a group's
+    spread is what its advantages are measured against."""
+    pairs = [(finite(logs.get("completions/cut_answer_gap")), finite(logs.get("reward_std")))
+             for logs in h.recent(int(c.sustained_truncation_steps))
+             if (finite(logs.get("completions/clipped_ratio")) or 0.0) >= c.sustained_clipped_ratio]
+    pairs = [(gap, std) for gap, std in pairs if gap is not None and std is not None]
+    if len(pairs) < max(1, int(c.truncation_steps)):
+        return None
+    return (sum(gap for gap, _ in pairs) / len(pairs), c.cut_gap * sum(std for _, std in pairs) / len(pairs))
+
+
+def cut_costs_answer(mean: float, margin: float) -> bool:
+    return mean < 0 and mean <= -margin
+
+
+def cut_pays(mean: float, margin: float) -> bool:
+    return mean > 0 and mean >= margin
 
 
 def rule_collapse(h: History, c: HealthConfig) -> Reading:
@@ -221,6 +260,14 @@ def rule_reward_stuck(h: History, c: HealthConfig) -> Reading:
 
 
 def rule_length_drift(h: History, c: HealthConfig) -> Reading:
+    # Cut completions, the longest, out-earning the finished ones of their own prompt is the reward
+    # paying for length, seen as soon as they hit the limit: no need to wait out the length window. The
+    # gap rests on truncation_steps steps already, which is this reading's patience.
+    clipped, gap = h.now("completions/clipped_ratio"), cut_gap(h, c)
+    if clipped is not None and clipped >= c.sustained_clipped_ratio and gap is not None and cut_pays(*gap):
+        return (True, gap[0], gap[1],
+                f"completions cut at the length limit ({clipped:.0%} of them) score {gap[0]:+.2f} more than the "
+                f"finished ones of the same prompt: the reward pays for length")
     limit = c.max_completion_length
     lengths = h.last("completions/mean_length", c.length_window)
     length = h.now("completions/mean_length")
@@ -372,7 +419,8 @@ class HealthMonitor:
     def __init__(self, config: HealthConfig | None = None):
         self.config = config or HealthConfig()
         c = self.config
-        self.history = History(maxlen=max(c.stuck_window, c.length_window, c.truncation_steps, 8))
+        self.history = History(maxlen=max(c.stuck_window, c.length_window, c.truncation_steps,
+                                           c.sustained_truncation_steps, 8))
         self._streak: dict[str, int] = {r: 0 for r in RULES}
         self._firing_since: dict[str, int] = {}   # rule -> logged-step index of its last alert
         self._clear: dict[str, int] = {r: 0 for r in RULES}  # logged steps in a row a rule has been clear

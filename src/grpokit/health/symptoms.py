@@ -49,9 +49,10 @@ SYMPTOMS: tuple[Symptom, ...] = (
         rule="truncation",
         title="Completions cut at the length limit",
         severity="warning",
-        metrics=("completions/clipped_ratio", "completions/mean_length"),
+        metrics=("completions/clipped_ratio", "completions/mean_length", "completions/cut_answer_gap", "reward_std"),
         looks_like=("completions/clipped_ratio near 1, or at half or more step after step; mean_length equal to "
-                    "max_completion_length."),
+                    "max_completion_length; cut completions score lower on the answer than finished ones "
+                    "(completions/cut_answer_gap below 0)."),
         cause=(
             "max_completion_length is shorter than the answers the model writes, so completions end "
             "before the final answer and rewards that parse it score 0."
@@ -60,10 +61,16 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Raise training.max_completion_length, ask for shorter answers in data.system_prompt, add a "
             "length reward, or set training.mask_truncated_completions: true."
         ),
-        threshold="completions/clipped_ratio >= {clipped_ratio} (most cut), or >= {sustained_clipped_ratio} (half cut)",
+        threshold=("completions/clipped_ratio >= {clipped_ratio} (most cut), or >= {sustained_clipped_ratio} (half "
+                   "cut); and, where the run logs completions/cut_answer_gap (the answer rewards, format and length "
+                   "rewards left out, of cut minus finished completions of one prompt), its mean over the steps of the "
+                   "last {sustained_truncation_steps} logs with >= {sustained_clipped_ratio} cut (where at least "
+                   "{truncation_steps} logged it) <= -{cut_gap} x their reward_std: a cut that leaves the answer "
+                   "is the model talking on after it, and one that earns more is a reward paying for length "
+                   "(length_drift)"),
         patience=("{truncation_steps} logged steps in a row at >= {clipped_ratio}; "
                   "{sustained_truncation_steps} in a row at >= {sustained_clipped_ratio}"),
-        keys=("clipped_ratio", "truncation_steps", "sustained_clipped_ratio", "sustained_truncation_steps"),
+        keys=("clipped_ratio", "truncation_steps", "sustained_clipped_ratio", "sustained_truncation_steps", "cut_gap"),
     ),
     Symptom(
         rule="collapse",
@@ -171,22 +178,31 @@ SYMPTOMS: tuple[Symptom, ...] = (
         rule="length_drift",
         title="Completion length drifting to the limit",
         severity="warning",
-        metrics=("completions/mean_length", "completions/clipped_ratio"),
-        looks_like="completions/mean_length climbs toward max_completion_length.",
+        metrics=("completions/mean_length", "completions/clipped_ratio", "completions/cut_answer_gap"),
+        looks_like=("completions/mean_length climbs toward max_completion_length; completions cut at the limit "
+                    "score higher than finished ones (completions/cut_answer_gap above 0)."),
         cause=(
-            "Longer completions are being rewarded (or not penalised), so length grows each step; soon "
-            "they will be cut at the limit."
+            "Longer completions are being rewarded (or not penalised), so length grows each step and the "
+            "completions end up cut at the limit. When the cut ones, the longest, out-score the finished ones, a "
+            "reward pays for length itself: the model is gaming it, not running out of room."
         ),
         fix=(
-            "Add max_length_penalty or soft_overlong_punishment to rewards, use training.loss_type: "
-            "dr_grpo to remove the length bias, or raise training.max_completion_length if long answers "
-            "are what you want."
+            "Find the reward that pays for length (completions.jsonl: the long completions score highest) and "
+            "fix or down-weight it; add max_length_penalty or soft_overlong_punishment to rewards, or use "
+            "training.loss_type: dr_grpo to remove the length bias. Raise training.max_completion_length only if "
+            "long answers are what you want: against a reward that pays for length, a higher limit feeds the hack."
         ),
         threshold=("mean completion length >= {length_limit_frac} x max_completion_length and rising over "
                    "the window; off when max_completion_length is under {length_min_limit} tokens (answers "
-                   "that short are short by design, and the truncation alert covers them)"),
-        patience="a window of {length_window} logged steps (not capped: a shorter run never gets this alert)",
-        keys=("length_limit_frac", "length_window", "length_min_limit", "max_completion_length"),
+                   "that short are short by design, and the truncation alert covers them). Or, without the window, "
+                   "completions/clipped_ratio >= {sustained_clipped_ratio} while cut completions out-score the "
+                   "finished ones of their prompt: mean completions/cut_answer_gap over the steps of the last "
+                   "{sustained_truncation_steps} logs with >= {sustained_clipped_ratio} cut (at least "
+                   "{truncation_steps} of them) >= {cut_gap} x their reward_std"),
+        patience=("a window of {length_window} logged steps (not capped: a shorter run never gets the rising-length "
+                  "alert); at once for cut completions out-scoring finished ones, whose gap rests on "
+                  "{truncation_steps} steps"),
+        keys=("length_limit_frac", "length_window", "length_min_limit", "max_completion_length", "cut_gap"),
     ),
     Symptom(
         rule="reward_unscorable",

@@ -96,6 +96,13 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
         chosen.insert(0, Panel("held-out accuracy", held_out[:1] if "eval/accuracy" in held_out
                                else held_out, None, "unseen prompts; should rise",
                                from_zero=True))
+    if any("completions/cut_answer_gap" in r for r in records):
+        # Beside the share cut: whether the cut costs the answer (below 0) or is paid for (above 0).
+        at = next(i for i, p in enumerate(chosen) if p.title == "completions/clipped_ratio") + 1
+        chosen.insert(at, Panel("cut minus finished completions, answer rewards (completions/cut_answer_gap)",
+                                ["completions/cut_answer_gap"], None,
+                                "near 0: the cut leaves the answer; below: it costs it; above: the reward pays "
+                                "for length", ("truncation", "length_drift")))
     # Runs logged before these metrics existed do not get two empty panels.
     if any("step_time" in r for r in records):
         chosen.append(Panel("seconds per step", ["step_time"], None, "flat; a climb is swapping or a leak",

@@ -15,7 +15,9 @@ completions.jsonl, the zero-variance filter.
 Per-reward bookkeeping for the logs lives here too: `window()` returns, since its last
 call, each reward's share of None scores and of failed calls (`rewards/NAME/none_frac`,
 `error_frac`, `timeouts`, `first_error`), the share of distinct completions per prompt
-group, and llm_judge's latency and failures (grpokit.rewards.judge.stats).
+group, whether completions cut at the length limit score lower or higher on the answer than
+finished ones (grpokit.rewards.cut_gap: the trainer sets `cut_gap.stop_ids`), and llm_judge's
+latency and failures (grpokit.rewards.judge.stats).
 
 Columns whose names start with `grpokit_` (the zero-variance filter's row ids) are grpokit's
 own: they are taken off before a reward sees the columns and handed to the observers.
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from grpokit.completions import prompt_text, texts
+from grpokit.rewards.cut_gap import CutGap
 from grpokit.rewards.reward_set import RewardSet, call_reward, weighted_totals
 from grpokit.rewards.watchdog import RewardTimeout
 
@@ -58,6 +61,7 @@ class TrainerRewards:
         self.weights = list(rewards.weights)
         self.observers = list(observers)
         self.funcs = [self._wrap(i) for i in range(len(rewards))]
+        self.cut_gap = CutGap(self.names, self.weights)
         self._batch: tuple[int, dict[int, tuple[list, str | None]]] | None = None
         self.last_window: dict[str, Any] = {}
         self._window_start = time.perf_counter()
@@ -94,12 +98,15 @@ class TrainerRewards:
                             totals=weighted_totals(scores, self.weights, len(completions)),
                             errors={self.names[i]: parts[i][1] for i in parts if parts[i][1] is not None})
         self._observe_groups(batch)
-        for observer in self.observers:
+        for observer in [self._observe_cut, *self.observers]:
             try:
                 observer(batch)
             except Exception as exc:  # noqa: BLE001 - bookkeeping must never stop a training step
                 print(f"grpokit: {getattr(observer, '__qualname__', observer)} failed on a batch: {exc!r}",
                       file=sys.stderr)
+
+    def _observe_cut(self, batch: ScoredBatch) -> None:
+        self.cut_gap.observe(batch.columns.get("completion_ids"), batch.columns.get("prompts"), batch.scores)
 
     # ------------------------------------------------------------------ the numbers for the logs
 
@@ -144,6 +151,7 @@ class TrainerRewards:
 
         drain()
         self._reset()
+        self.cut_gap.window()
         self._window_start = time.perf_counter()
 
     def window(self) -> dict[str, Any]:
@@ -164,6 +172,7 @@ class TrainerRewards:
             # Collapse is one answer whatever the question; a model sure of its answers gives each
             # question its own. Share of groups whose usual completion is the step's most common one.
             out["completions/shared_answer_frac"] = max(self._modes.count(m) for m in set(self._modes)) / len(self._modes)
+        out.update(self.cut_gap.window())
         out.update(self._judge_metrics())
         self._reset()
         self.last_window = out

@@ -25,6 +25,7 @@ from grpokit.run_directory.ranks import is_main_process
 from grpokit.tools.chat_template import prepare_tokenizer as prepare_tool_tokenizer
 from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
 from grpokit.tools.timing import tool_time_callbacks
+from grpokit.rewards.cut_gap import stop_ids_of
 from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.run_directory import layout
 from grpokit.training.callbacks import MetricsCallback, RewardRecorder, RewardStatsCallback, trim_metrics
@@ -241,6 +242,7 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
             *callbacks,
         ],
     )
+    calls.cut_gap.stop_ids = stop_ids_of(trainer, tokenizer)  # TRL's own test of a cut completion
     try:
         with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)

@@ -1,0 +1,93 @@
+"""Do completions cut at the length limit lose reward, or earn more? (`completions/cut_answer_gap`)
+
+A high completions/clipped_ratio alone does not say whether the cut hurts. Three runs look
+alike on it and need opposite advice:
+- the cut hides the answer (a limit too short for the reasoning, a closing tag cut off): cut
+  completions score lower on the rewards that judge the answer than finished ones;
+- the answer is already there and the model keeps talking (the CPU demo, whose correctness
+  rewards read the first number): cut completions score about the same;
+- the reward pays for length (a length hack): cut completions, the longest, score higher,
+  and raising the limit would only feed the hack.
+
+The gap is taken within each prompt's group (cut minus finished, where a group has both),
+so it compares answers to the same question, then averaged over the groups of the window.
+Format and length rewards are left out: they judge the shape a cut changes by design (a
+bare-number or closing-tag format, an overlong penalty all pay a cut completion less),
+and that is how the model learns to stop, not harm.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from grpokit.completions import prompt_text
+
+# Families whose rewards judge a completion's shape; a cut lowers them by design.
+SHAPE_FAMILIES = ("format", "length")
+METRIC = "completions/cut_answer_gap"
+
+
+def answer_rewards(names: Sequence[str]) -> list[int]:
+    """Indexes of the rewards that judge the answer: every one not of a format or length family."""
+    from grpokit.rewards import registry
+
+    out = []
+    for i, name in enumerate(names):
+        try:
+            family = registry.family(name)
+        except Exception:  # noqa: BLE001 - a plugin or renamed reward (numeric_match_2) judges content
+            family = "custom"
+        if family not in SHAPE_FAMILIES:
+            out.append(i)
+    return out
+
+
+def stop_ids_of(trainer: Any, tokenizer: Any) -> frozenset[int] | None:
+    """TRL's test of a finished completion: its last token is an EOS or the pad token (GRPOTrainer's
+    completions/clipped_ratio counts the others as cut). None when the trainer does not say its EOS ids."""
+    eos = getattr(trainer, "eos_token_ids", None)
+    if not eos:
+        return None
+    pad = getattr(getattr(tokenizer, "tokenizer", tokenizer), "pad_token_id", None)
+    return frozenset(int(i) for i in [*eos, pad] if i is not None)
+
+
+def is_cut(ids: Any, stop_ids: frozenset[int]) -> bool | None:
+    try:
+        return int(ids[-1]) not in stop_ids
+    except (TypeError, IndexError, ValueError):
+        return None
+
+
+class CutGap:
+    """Collects, batch by batch, each group's cut-minus-finished answer score; `window()` averages them."""
+
+    def __init__(self, names: Sequence[str], weights: Sequence[float]):
+        self.answers = answer_rewards(names)
+        self.names = list(names)
+        self.weights = list(weights)
+        self.stop_ids: frozenset[int] | None = None  # set once the trainer knows its EOS ids
+        self._gaps: list[float] = []
+
+    def observe(self, completion_ids: Any, prompts: Any, scores: dict[str, list]) -> None:
+        if self.stop_ids is None or not self.answers or not completion_ids or not prompts \
+                or len(completion_ids) != len(prompts):
+            return
+        groups: dict[str, tuple[list[float], list[float]]] = {}
+        for i, (ids, prompt) in enumerate(zip(completion_ids, prompts)):
+            cut, score = is_cut(ids, self.stop_ids), self._answer_score(scores, i)
+            if cut is None or score is None:
+                continue
+            groups.setdefault(prompt_text(prompt), ([], []))[0 if cut else 1].append(score)
+        for cut, done in groups.values():
+            if cut and done:
+                self._gaps.append(sum(cut) / len(cut) - sum(done) / len(done))
+
+    def _answer_score(self, scores: dict[str, list], i: int) -> float | None:
+        # Weighted like TRL's total, over the answer rewards that scored this completion.
+        parts = [(self.weights[j], scores[self.names[j]][i]) for j in self.answers]
+        parts = [(w, s) for w, s in parts if s is not None and s == s]
+        return sum(w * s for w, s in parts) if parts else None
+
+    def window(self) -> dict[str, float]:
+        gaps, self._gaps = self._gaps, []
+        return {METRIC: sum(gaps) / len(gaps)} if gaps else {}
