@@ -13,8 +13,8 @@ def _demo_sentence() -> str:
 
 
 def test_skill_describes_the_demo_with_the_recipe_stages():
-    # SKILL.md said "format first, then correctness" while README and configs/cpu-demo.yaml train one stage.
-    stages = yaml.safe_load((ROOT / "configs" / "cpu-demo.yaml").read_text(encoding="utf-8")).get("stages") or []
+    # SKILL.md said "format first, then correctness" while README and the recipe `make demo` trains (configs/cpu-demo-transfer.yaml) train one stage.
+    stages = yaml.safe_load((ROOT / "configs" / "cpu-demo-transfer.yaml").read_text(encoding="utf-8")).get("stages") or []
     sentence = _demo_sentence()
     if not stages:
         assert "one stage" in sentence and "then correctness" not in sentence, sentence

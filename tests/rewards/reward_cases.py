@@ -91,6 +91,8 @@ CASES = {
     "reasoning_quality": Case({"target_steps": 2}, {}, None, "steps and connectives can be counted in any text"),
     "reference_overlap": Case({"max_n": 1}, {"reference": "the sum is 2"}, {"reference": None}, "no reference text"),
     "regex_format": Case({"pattern": r"\d+"}, {}, None, "any text either matches the pattern or not"),
+    "restated_expression": Case({"either_order": False}, {"expression": "1 + 1"}, {"expression": None},
+                                "a row with no expression"),
     "repetition_penalty": Case({"n": 2}, {}, None, "repetition can be counted in any text"),
     "soft_overlong_punishment": Case({"max_len": 20, "cache": 5}, {"completion_ids": [1, 2, 3]}, {},
                                      "no completion_ids and no tokenizer: the length in tokens is unknown"),

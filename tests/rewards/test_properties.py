@@ -74,6 +74,7 @@ def batches(draw):
         "tests": [draw(TESTS) for _ in range(n)],
         "reference": [draw(TEXT) for _ in range(n)],
         "sources": [draw(st.lists(TEXT, max_size=3)) for _ in range(n)],
+        "expression": [draw(st.one_of(st.none(), TEXT)) for _ in range(n)],
         "prompts": [draw(PROMPTS) for _ in range(n)],
         "completion_ids": [list(range(draw(st.integers(0, 300)))) for _ in range(n)],
     }
@@ -145,6 +146,7 @@ def test_reward_contract_on_huge_and_hostile_text(name, kind, cpu_clock):
         "tests": ["assert f(1) == 1"] * 2,
         "reference": ["The answer is 5."] * 2,
         "sources": [["The answer is 5."]] * 2,
+        "expression": ["2 + 3"] * 2,
         "prompts": ["What is 2 + 3?"] * 2,
         "completion_ids": [list(range(512))] * 2,
     }
@@ -203,7 +205,7 @@ def test_rewards_survive_pickling(name):
         params["correct"] = _module_level_correct  # a lambda would not pickle, by design of pickle
     func = get(name, **params)
     clone = pickle.loads(pickle.dumps(func))
-    columns = {"answer": ["5"] * 4, "schema": [SCHEMA] * 4, "completion_ids": [[1] * 30] * 4}
+    columns = {"answer": ["5"] * 4, "schema": [SCHEMA] * 4, "expression": ["2 + 3"] * 4, "completion_ids": [[1] * 30] * 4}
     assert clone.__name__ == func.__name__ == name
     assert clone(SAMPLE, **columns) == func(SAMPLE, **columns)
 
