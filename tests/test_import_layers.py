@@ -22,7 +22,7 @@ LEAVES = ("grpokit.completions", "grpokit.errors", "grpokit.optional", "grpokit.
 STAGES = ("grpokit.config", "grpokit.health", "grpokit.evaluate", "grpokit.training", "grpokit.reporting",
           "grpokit.integrations")
 # On top: the command line, the demo and the generated docs; nothing else imports them.
-TOP = ("grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.docgen", "grpokit.__main__")
+TOP = ("grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.demo_recipes", "grpokit.docgen", "grpokit.__main__")
 # (module, imported package, why it is allowed)
 ALLOWED = {
     ("grpokit.rewards.length", "transformers"):

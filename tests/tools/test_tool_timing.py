@@ -48,7 +48,7 @@ def test_callback_adds_the_share_of_the_step_to_its_log():
     step = time.perf_counter() - start
     logs = {"loss": 1.0}
     callback.on_log(None, None, None, logs=logs)
-    assert 0.04 <= logs["tools/seconds"] <= in_tool
+    assert 0.04 <= logs["tools/seconds"] <= in_tool + 1e-4  # the log rounds to 4 places
     # The share is the tool's time over the step's, both as measured around them here.
     assert logs["tools/time_share"] == pytest.approx(logs["tools/seconds"] / step, rel=0.2)
     # The end-of-training summary is not a step; a second log of the same step adds nothing.
