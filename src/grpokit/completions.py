@@ -236,6 +236,14 @@ def committed_json(text: str) -> Any | None:
     for the gold mentioned anywhere before a wrong final object.
     """
     text = text[:_MAX_SCAN]
+    for value in _whole_json_values(text):
+        return value
+    containers = [v for v in json_values(text, limit=64) if isinstance(v, (dict, list))]
+    return containers[-1] if containers else None
+
+
+def _whole_json_values(text: str) -> Iterator[Any]:
+    """The fenced ```json (or untagged) block, then the whole text, each where it parses (never `null`)."""
     fenced = extract_code_block(text, "json")
     for candidate in ([fenced] if fenced else []) + [text.strip()]:
         try:
@@ -243,9 +251,7 @@ def committed_json(text: str) -> Any | None:
         except (ValueError, RecursionError):
             continue
         if value is not None:
-            return value
-    containers = [v for v in json_values(text, limit=64) if isinstance(v, (dict, list))]
-    return containers[-1] if containers else None
+            yield value
 
 
 def json_values(text: str, limit: int = 8) -> Iterator[Any]:
@@ -258,13 +264,8 @@ def json_values(text: str, limit: int = 8) -> Iterator[Any]:
     text = text[:_MAX_SCAN]
     seen: list[Any] = []  # the fenced block is met again by the scan below
     found = 0
-    fenced = extract_code_block(text, "json")
-    for candidate in ([fenced] if fenced else []) + [text.strip()]:
-        try:
-            value = json.loads(candidate)
-        except (ValueError, RecursionError):
-            continue
-        if value is not None and value not in seen:
+    for value in _whole_json_values(text):
+        if value not in seen:
             seen.append(value)
             found += 1
             yield value
