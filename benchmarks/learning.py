@@ -65,13 +65,15 @@ SETS = {
 RESTATED = ("held_out", "reworded", "three_digit")
 
 
-# Arms: the demo recipe in one stage, format-first, and the recipe that trains on the sum asked in words.
-RECIPES = {"single": None, "staged": None, "transfer": ROOT / "configs" / "cpu-demo-transfer.yaml"}
+# Arms -> the demo recipe each trains (grpokit.demo_recipes): the restated recipe in one stage,
+# format-first, and the recipe that trains on the sum asked in words.
+ARM_RECIPES = {"single": "restated", "staged": "restated", "transfer": "words"}
 
 
-def arm_recipe(arm: str) -> str | None:
-    path = RECIPES[arm]
-    return path.read_text(encoding="utf-8") if path else None
+def arm_recipe(arm: str) -> str:
+    from grpokit.demo_recipes import RECIPES
+
+    return RECIPES[ARM_RECIPES[arm]]
 
 
 def train_one(arm: str, seed: int, steps: int, out: Path) -> dict:
@@ -92,9 +94,8 @@ def held_out_sets(n: int, names: list[str] | None = None, arms: list[str] | None
     cfg = demo_config()
     train_set, eval_set = load_data(cfg.data)
     trained = {_sum_of(row) for row in train_set}
-    for arm in arms or []:
-        if RECIPES[arm] is not None:
-            trained |= {_sum_of(row) for row in load_data(demo_config(recipe=arm_recipe(arm)).data)[0]}
+    for arm in {a for a in arms or [] if ARM_RECIPES[a] != "restated"}:  # restated's split is read above
+        trained |= {_sum_of(row) for row in load_data(demo_config(recipe=arm_recipe(arm)).data)[0]}
     out = {}
     for name in names or list(SETS):
         spec = SETS[name]

@@ -26,7 +26,7 @@ from grpokit.config.run_config import RunConfig, _numbers, from_dict
 from grpokit.run_directory import layout
 from grpokit.run_directory.jsonl import read_records
 
-from grpokit.demo_recipes import DEMO_YAML, RECIPES  # noqa: F401 - DEMO_YAML is the zoo's base
+from grpokit.demo_recipes import DEMO_YAML
 
 # The comparison arm of benchmarks/learning.py: the answer format alone first, then every reward.
 # It collapsed in some seeds (see the module doc), so the demo trains in one stage.

@@ -118,8 +118,7 @@ def demo_command(
 
         if recipe not in RECIPES:
             raise ConfigError(f"--recipe {recipe!r}: use one of {', '.join(RECIPES)}")
-        run_demo(steps=steps, output_dir=output_dir, console=console,
-                 recipe=None if recipe == "restated" else RECIPES[recipe])
+        run_demo(steps=steps, output_dir=output_dir, console=console, recipe=RECIPES[recipe])
     except (ConfigError, RunError) as exc:
         _fail(console, exc)
 

@@ -154,14 +154,19 @@ def score_samples(
         "examples": examples,
     }
     if correct_counts:
-        p1 = sum(pass_at_k(k, c, 1) for c in correct_counts) / len(correct_counts)
+        p1 = _mean_pass(correct_counts, k, 1)
         result["accuracy"] = result["pass@1"] = p1
-        result[f"pass@{k}"] = sum(pass_at_k(k, c, k) for c in correct_counts) / len(correct_counts)
+        result[f"pass@{k}"] = _mean_pass(correct_counts, k, k)
     if group_of is not None:
-        result["by_group"] = {name: {"prompts": len(counts), "accuracy": sum(pass_at_k(k, c, 1) for c in counts) / len(counts)}
+        result["by_group"] = {name: {"prompts": len(counts), "accuracy": _mean_pass(counts, k, 1)}
                               for name, counts in groups.items()}
     return result
 
+
+
+def _mean_pass(correct_counts: list[int], k: int, at: int) -> float:
+    """pass@at averaged over prompts, each with `k` samples of which the count were correct."""
+    return sum(pass_at_k(k, c, at) for c in correct_counts) / len(correct_counts)
 
 
 def checks_tags(funcs) -> bool:
