@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 # Completions are model output; cap what the regex engines ever see so a 1 MB
 # completion cannot make a reward slow. Rewards that need the whole text use it.
@@ -227,18 +227,20 @@ def extract_json(text: str, *, containers_only: bool = False) -> Any | None:
     return None
 
 
-def committed_json(text: str) -> Any | None:
+def committed_json(text: str, wanted: Callable[[Any], bool] | None = None) -> Any | None:
     """The JSON value a completion commits to as its answer, or None.
 
     A fenced ```json block, else the whole text, else the LAST object or array in
-    the prose: an answer comes after the reasoning, so an object quoted on the way
-    (the gold among guesses, a draft) is not the answer. Reading the first one paid
-    for the gold mentioned anywhere before a wrong final object.
+    the prose that `wanted` accepts (default: any): an answer comes after the
+    reasoning, so an object quoted on the way (the gold among guesses, a draft) is
+    not the answer. Reading the first one paid for the gold mentioned anywhere
+    before a wrong final object.
     """
     text = text[:_MAX_SCAN]
     for value in _whole_json_values(text):
         return value
-    containers = [v for v in json_values(text, limit=64) if isinstance(v, (dict, list))]
+    containers = [v for v in json_values(text, limit=64)
+                  if isinstance(v, (dict, list)) and (wanted is None or wanted(v))]
     return containers[-1] if containers else None
 
 

@@ -261,10 +261,15 @@ def test_mixed_batch_keeps_order():
     "text, expected",
     [
         ('Step [1]: add.\n{"name": "Ada", "age": 36}', 1.0),  # an array in prose before the object the schema wants
-        ('{"note": {"name": "x"}} then {"name": "Ada", "age": 36}', 0.0),  # the first object is the answer; no hunting for a better one
+        ('{"note": {"name": "x"}} then {"name": "Ada", "age": 36}', 1.0),  # the last object in prose is the answer
+        # A valid draft quoted before a broken final answer: the final one is scored (half its required keys).
+        ('Draft: {"name": "Ada", "age": 36}. Final: {"name": "Ada"}', 0.25),
+        ('Final: {"name": "Ada"}', 0.25),
+        # A fenced block is what the completion commits to, whatever the prose around it holds.
+        ('{"name": "Ada", "age": 36}\n```json\n{"name": 7}\n```', 0.0),
     ],
 )
-def test_json_schema_picks_the_value_of_the_schemas_type(text, expected):
+def test_json_schema_scores_the_committed_value_of_the_schemas_type(text, expected):
     assert score("json_schema", text, columns={"schema": SCHEMA}) == expected
 
 

@@ -13,7 +13,7 @@ import re
 from itertools import islice
 from typing import Any, Sequence
 
-from grpokit.completions import code_blocks, json_values, language_matches, texts
+from grpokit.completions import code_blocks, committed_json, json_values, language_matches, texts
 from grpokit.rewards._bound import BatchReward, TextReward
 from grpokit.rewards.answer_format import AnswerFormat, check_tag, tags_in_order
 from grpokit.rewards.registry import RewardConfigError, register
@@ -392,20 +392,20 @@ _JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "n
 
 
 def _pick_instance(text: str, schema: Any) -> Any:
-    """The JSON value to validate: the first one of the schema's top-level type.
+    """The JSON value to validate: the one the completion commits to (completions.committed_json).
 
-    A reply like "Step [1]: ... {"answer": 5}" holds an array before the object
-    the schema asks for; taking the first JSON value blindly would score the
-    wrong one.
+    In prose that is the last value of the schema's top-level type: a reply like
+    "Step [1]: ... {"answer": 5}" holds an array before the object the schema
+    asks for, and a valid object quoted before a broken final one is a draft, not
+    the answer (taking the first paid for it).
     """
-    values = list(json_values(text))
     wanted = schema.get("type") if isinstance(schema, dict) else None
     kinds = _JSON_TYPES.get(wanted) if isinstance(wanted, str) else None
-    if kinds is not None:
-        for value in values:
-            if isinstance(value, kinds) and not (kinds is not bool and isinstance(value, bool)):
-                return value
-    return values[0] if values else _NOTHING
+    of_kind = None if kinds is None else (lambda v: isinstance(v, kinds) and not (kinds is not bool and isinstance(v, bool)))
+    value = committed_json(text, of_kind)
+    if value is None and of_kind is not None:
+        value = committed_json(text)  # no value of that type: score what is there (it fails the schema)
+    return _NOTHING if value is None else value
 
 
 def _schema_score(validator, instance: Any, partial_max: float) -> float | None:
@@ -432,8 +432,9 @@ def _schema_score(validator, instance: Any, partial_max: float) -> float | None:
 def json_schema(schema: Any = None, partial_max: float = 0.5):
     """1.0 when the completion's JSON validates against the schema; partial credit for required keys.
 
-    The JSON is the completion itself, a fenced ```json block, or the first
-    object/array in the text. Scores: 1.0 when it validates; otherwise, for a
+    The JSON is a fenced ```json block, else the completion itself, else the
+    last object/array of the schema's type in the text (a draft quoted before
+    the final answer is not scored). Scores: 1.0 when it validates; otherwise, for a
     JSON object, `partial_max` x (share of the schema's top-level `required`
     keys that are present with a value their property schema accepts); 0.0
     when no JSON is found or nothing counts. None when the row has no usable
