@@ -45,13 +45,14 @@ def _format(reward: str, answer_format: Any) -> AnswerFormat:
         raise RewardConfigError(f"{reward}: answer_format: {exc}") from None
 
 
-def _golds(reward: str, column: str, completions: list, kwargs: dict) -> list:
-    """The gold column, aligned with the completions (a single value is repeated)."""
+def _golds(reward: str, column: str, completions: list, kwargs: dict, what: str = "gold answers") -> list:
+    """The per-row column a reward compares with (`what` it holds, for errors), aligned with the completions
+    (a single value is repeated)."""
     if column not in kwargs or kwargs[column] is None:
         present = sorted(k for k in kwargs if k not in ("prompts", "completion_ids", "trainer_state"))
         raise RewardConfigError(
-            f"{reward} needs the gold answers in a {column!r} column, but the batch has only {present}. "
-            f"Add that column to the data set, or pass column='<name of your answer column>'."
+            f"{reward} needs the {what} in a {column!r} column, but the batch has only {present}. "
+            f"Add that column to the data set, or pass column='<the name of that column>'."
         )
     golds = kwargs[column]
     if isinstance(golds, (str, bytes, int, float)) or not hasattr(golds, "__len__"):
@@ -60,7 +61,7 @@ def _golds(reward: str, column: str, completions: list, kwargs: dict) -> list:
     if len(golds) != len(completions):
         raise RewardConfigError(
             f"{reward}: the {column!r} column has {len(golds)} values for {len(completions)} completions; "
-            "pass one gold answer per completion"
+            f"pass one value ({what}) per completion"
         )
     return golds
 

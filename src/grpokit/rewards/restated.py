@@ -64,7 +64,7 @@ def _forms(expression: str, either_order: bool) -> list[str]:
 
 
 def _score(completions, kwargs: dict, column: str, then: str, either_order: bool) -> list[float | None]:
-    expressions = _golds("restated_expression", column, completions, kwargs)
+    expressions = _golds("restated_expression", column, completions, kwargs, what="expressions")
     out: list[float | None] = []
     for text, expression in zip(texts(completions), expressions):
         if expression is None or not str(expression).strip():
