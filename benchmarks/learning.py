@@ -1,6 +1,6 @@
 """Does the CPU demo teach correctness? Several seeds, held-out prompts, 95% intervals.
 
-    python -m benchmarks.learning [--seeds 0,1,2] [--arms staged,single] [--steps 30] [--prompts 200]
+    python -m benchmarks.learning [--seeds 0,1,2] [--arms staged,single] [--steps 30] [--prompts 200] [--jobs 2]
 
 Trains the demo recipe (`staged`: format, then correctness) and the same rewards in one
 stage (`single`), same step budget, each with every seed, one training per subprocess.
@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from benchmarks.stats import one_sided_p, two_proportion_test, wilson
@@ -76,7 +78,7 @@ def arm_recipe(arm: str) -> str:
     return RECIPES[ARM_RECIPES[arm]]
 
 
-def train_one(arm: str, seed: int, steps: int, out: Path) -> dict:
+def train_one(arm: str, seed: int, steps: int | None, out: Path) -> dict:
     """One demo training in this process (the subprocess side); returns its summary."""
     from grpokit.demo import run_demo
 
@@ -205,10 +207,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--arms", default="staged,single")
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=None, help="training steps (default: the recipe's max_steps)")
     parser.add_argument("--prompts", type=int, default=200)
     parser.add_argument("--sets", default=",".join(SETS), help="comma-separated held-out sets (default: all)")
     parser.add_argument("--output", default=str(RESULTS / "learning.json"))
+    parser.add_argument("--jobs", type=int, default=1, help="trainings run at once (each gets cores/jobs threads)")
     parser.add_argument("--train-one", nargs=3, metavar=("ARM", "SEED", "OUT"), help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.train_one:
@@ -225,9 +228,9 @@ def main() -> None:
         "command": " ".join(["python -m benchmarks.learning", *sys.argv[1:]]),
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "machine": {"cpu": platform.processor() or platform.machine(), "note": "shared 2-core CPU"},
-        "steps": opts.steps, "seeds": seeds, "arms": arms, "sets": {name: SETS[name]["about"] for name in opts.sets.split(",")}, "prompts_per_set": opts.prompts,
+        "steps": opts.steps or "the recipe's max_steps", "seeds": seeds, "arms": arms, "sets": {name: SETS[name]["about"] for name in opts.sets.split(",")}, "prompts_per_set": opts.prompts,
         "sampling": "one completion per prompt, temperature 1 (the training temperature), same seed for every model",
-        "runs": [],
+        "runs": [], "jobs": opts.jobs,
     }
     out_path = Path(opts.output)
 
@@ -241,15 +244,22 @@ def main() -> None:
     result["base"] = evaluate_model(None, sets, eval_seed)
     print("base:", {k: round(v["accuracy"], 3) for k, v in result["base"].items()}, flush=True)
     save()
-    for seed in seeds:
-        for arm in arms:
-            run_dir = work / f"{arm}-{seed}"
-            t0 = time.time()
-            proc = subprocess.run([sys.executable, "-m", "benchmarks.learning", "--steps", str(opts.steps),
-                                   "--train-one", arm, str(seed), str(run_dir)],
-                                  cwd=ROOT, capture_output=True, text=True)
+    def train(arm: str, seed: int) -> tuple[str, int, float, subprocess.CompletedProcess]:
+        t0 = time.time()
+        # Parallel trainings share the cores: one thread each unless the caller set otherwise.
+        env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1)
+                                                                                        // opts.jobs)))}
+        proc = subprocess.run([sys.executable, "-m", "benchmarks.learning", *(["--steps", str(opts.steps)] if opts.steps else []),
+                               "--train-one", arm, str(seed), str(work / f"{arm}-{seed}")],
+                              cwd=ROOT, capture_output=True, text=True, env=env)
+        return arm, seed, time.time() - t0, proc
+
+    with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        # Each adapter is evaluated as soon as its training ends, while the others still train.
+        for future in as_completed([pool.submit(train, arm, seed) for seed in seeds for arm in arms]):
+            arm, seed, wall, proc = future.result()
             line = next((l for l in proc.stdout.splitlines() if l.startswith("SUMMARY ")), None)
-            run = {"arm": arm, "seed": seed, "wall_seconds": time.time() - t0}
+            run = {"arm": arm, "seed": seed, "wall_seconds": wall}
             if proc.returncode != 0 or line is None:
                 run["error"] = (proc.stderr or proc.stdout)[-3000:]
                 result["runs"].append(run)
@@ -260,6 +270,7 @@ def main() -> None:
             after = evaluate_model(run["adapter"], sets, eval_seed)
             run["after"] = {name: {**after[name], **gain(result["base"][name], after[name])} for name in sets}
             result["runs"].append(run)
+            result["runs"].sort(key=lambda r: (r["seed"], arms.index(r["arm"])))
             save()
             print(f"{arm} seed {seed}:", {k: (round(v['accuracy'], 3), round(v['gain'], 3)) for k, v in run["after"].items()},
                   flush=True)

@@ -45,7 +45,7 @@ model:
   name: bundled:smollm2-135m-instruct
   lora: {r: 16, alpha: 32, target_modules: all-linear}
 data:
-  source: synthetic:addition?wording=practice&shape=restated,open
+  source: synthetic:addition?wording=practice&shape=restated,open,open
   conversational: false
   system_prompt: null
   eval_size: 300
@@ -60,7 +60,7 @@ training:
   max_completion_length: 14
   learning_rate: 3.0e-4
   temperature: 1.0
-  max_steps: 30
+  max_steps: 40
   save_steps: 10
 eval: {every: 10, prompts: 32, samples: 2}
 """
