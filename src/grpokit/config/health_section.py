@@ -71,6 +71,7 @@ class HealthConfig:
     length_window: int = 10
     length_min_limit: int = 32          # below this max_completion_length, answers are short by design and
                                         # a token or two of noise is "drift": truncation speaks for such runs
+    length_gap_steps: int = 3           # cut completions out-scoring finished ones: the steps the mean gap needs
     # reward_unscorable
     max_none_frac: float = 0.5
     unscorable_steps: int = 2
@@ -101,7 +102,7 @@ class HealthConfig:
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"health.{name} is a share and must be between 0 and 1, got {value}")
         for name in ("no_signal_steps", "truncation_steps", "sustained_truncation_steps", "collapse_steps",
-                     "kl_steps", "stuck_window", "length_window", "length_min_limit", "unscorable_steps", "realert_steps", "clear_steps",
+                     "kl_steps", "stuck_window", "length_window", "length_gap_steps", "length_min_limit", "unscorable_steps", "realert_steps", "clear_steps",
                      "tool_failure_steps", "no_tool_steps", "turn_limit_steps"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"health.{name} must be at least 1, got {getattr(self, name)}")

@@ -136,7 +136,7 @@ def rule_truncation(h: History, c: HealthConfig) -> Reading:
     return (True, clipped, c.sustained_clipped_ratio, message, "sustained_truncation_steps")
 
 
-def cut_gap(h: History, c: HealthConfig) -> tuple[float, float] | None:
+def cut_gap(h: History, c: HealthConfig, min_steps: int | None = None) -> tuple[float, float] | None:
     """(mean completions/cut_answer_gap, the margin it must pass) over the steps of the last
     sustained_truncation_steps logs that had half their completions cut or more; None where fewer than
     truncation_steps of them logged it (every completion cut, or a run from before the metric). Steps with a
@@ -148,7 +148,7 @@ def cut_gap(h: History, c: HealthConfig) -> tuple[float, float] | None:
              for logs in h.recent(int(c.sustained_truncation_steps))
              if (finite(logs.get("completions/clipped_ratio")) or 0.0) >= c.sustained_clipped_ratio]
     pairs = [(gap, std) for gap, std in pairs if gap is not None and std is not None]
-    if len(pairs) < max(1, int(c.truncation_steps)):
+    if len(pairs) < max(1, int(c.truncation_steps if min_steps is None else min_steps)):
         return None
     return (sum(gap for gap, _ in pairs) / len(pairs), c.cut_gap * sum(std for _, std in pairs) / len(pairs))
 
@@ -262,8 +262,11 @@ def rule_reward_stuck(h: History, c: HealthConfig) -> Reading:
 def rule_length_drift(h: History, c: HealthConfig) -> Reading:
     # Cut completions, the longest, out-earning the finished ones of their own prompt is the reward
     # paying for length, seen as soon as they hit the limit: no need to wait out the length window. The
-    # gap rests on truncation_steps steps already, which is this reading's patience.
-    clipped, gap = h.now("completions/clipped_ratio"), cut_gap(h, c)
+    # gap rests on length_gap_steps steps, which is this reading's patience: on the untrained demo model
+    # (learning rate 1e-7, 24 steps, mean gap about 0) the first two steps gave +0.23 and +0.45 against a
+    # margin of 0.28, the first three +0.22 against 0.30. The length hack's first three: +0.33, +0.36, +0.04.
+    clipped = h.now("completions/clipped_ratio")
+    gap = cut_gap(h, c, max(int(c.truncation_steps), int(c.length_gap_steps)))
     if clipped is not None and clipped >= c.sustained_clipped_ratio and gap is not None and cut_pays(*gap):
         return (True, gap[0], gap[1],
                 f"completions cut at the length limit ({clipped:.0%} of them) score {gap[0]:+.2f} more than the "

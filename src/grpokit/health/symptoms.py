@@ -198,11 +198,12 @@ SYMPTOMS: tuple[Symptom, ...] = (
                    "completions/clipped_ratio >= {sustained_clipped_ratio} while cut completions out-score the "
                    "finished ones of their prompt: mean completions/cut_answer_gap over the steps of the last "
                    "{sustained_truncation_steps} logs with >= {sustained_clipped_ratio} cut (at least "
-                   "{truncation_steps} of them) >= {cut_gap} x their reward_std"),
+                   "{length_gap_steps} of them) >= {cut_gap} x their reward_std"),
         patience=("a window of {length_window} logged steps (not capped: a shorter run never gets the rising-length "
                   "alert); at once for cut completions out-scoring finished ones, whose gap rests on "
-                  "{truncation_steps} steps"),
-        keys=("length_limit_frac", "length_window", "length_min_limit", "max_completion_length", "cut_gap"),
+                  "{length_gap_steps} steps"),
+        keys=("length_limit_frac", "length_window", "length_min_limit", "max_completion_length", "cut_gap",
+              "length_gap_steps"),
     ),
     Symptom(
         rule="reward_unscorable",
