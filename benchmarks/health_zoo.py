@@ -74,7 +74,8 @@ def case_config(case: Case, work: Path, judge_url: str | None = None) -> Path:
     raw["output_dir"] = str(work / case.name / "run")
     training = raw.setdefault("training", {})
     training.update({"max_steps": case.steps, "save_steps": case.steps, "logging_steps": 1})
-    raw["eval"] = {"every": 0}  # held-out evaluation doubles a step's cost; the zoo scores the alerts
+    # Held-out evaluation doubles a step's cost; the zoo scores the alerts, so only a case that needs it keeps it.
+    raw["eval"] = {**raw.get("eval", {}), "every": case.eval_every} if case.eval_every else {"every": 0}
     path = work / case.name / "config.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")

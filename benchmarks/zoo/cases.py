@@ -30,6 +30,7 @@ class Case:
     skip: str | None = None         # why the case cannot run here
     judge: dict[str, Any] | None = None  # an llm_judge reward (weight, params); the harness serves it, sets base_url
     kill_judge_after_step: int | None = None  # SIGKILL that server once metrics.jsonl has logged this step
+    eval_every: int = 0             # held-out evaluation every this many steps (0: none; it adds to a step's cost)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -68,14 +69,25 @@ def cases() -> list[Case]:
              {**imports, "rewards": [{"name": "zoo_length_hack", "weight": 1.0}],
               "training": {"max_completion_length": 32, "learning_rate": 1.0e-3}}, 6,
              expect=("length_drift",), by_step=6, cause="length_drift"),
-        # Measured: lr 1.0 gave word salad (reward 0, every completion cut), never a NaN loss or grad_norm
-        # (0.0 from step 2: every advantage is 0), so non_finite cannot be asked of it; a run that overflows
-        # is a different case. diverged itself is a coin flip here: CPU runs of this config are not
-        # reproducible, and the step-2 entropy (the rule wants 2x the first step's 1.55) was 3.15-4.02 in 4
-        # runs and 0.0-2.16 in 9 others (both before and after the cut_answer_gap change; 4 of 7 at HEAD fired).
+        # Measured: lr 1.0 gave word salad or one word repeated (reward 0, every completion cut), never a NaN
+        # loss or grad_norm (0.0 from step 2: every advantage is 0), so non_finite cannot be asked of it; a run
+        # that overflows is a different case. CPU runs of this config are not reproducible, and the step-2
+        # entropy against the first step's 1.53-1.55 was 3.15-4.02 in 4 runs and 0.0-2.16 in 11 others (two
+        # more runs: 1.45 then 2.01, 1.93 for " authent authent ..."; 0.85 then 3.84). An entropy rise alone
+        # missed those, so diverged now reads the reward gone in a step (0.21 -> 0 in both) with entropy 2x
+        # or 1/2x the start's or every completion cut (0.5 -> 1.0): caught at step 2 in all three fixtures.
         Case("diverge-lr", "learning rate 1.0 (the highest the config accepts) without gradient clipping: the update blows the weights up",
              {"training": {"learning_rate": 1.0, "max_grad_norm": 0.0}}, 4,
              expect=("diverged",), by_step=3, cause="diverged"),
+        # reward_stuck needs stuck_window (20) logged steps, so this is the zoo's longest case (24 steps:
+        # 280 s wall, 200 CPU-s on the shared machine, 4 held-out evaluations included). Held-out
+        # evaluation stays on (the demo's 32 prompts x 2): a run whose held-out accuracy rose is not stuck.
+        # Measured: accuracy 0.28 at steps 0, 10, 20 and 24; reward 0.58 over the first 5 steps, 0.55 over
+        # the window; reward_stuck at 20-24 and nothing else (length_drift had fired at step 2 on the base
+        # model's first two cut gaps, +0.23 and +0.45, before it needed three).
+        Case("stuck-low-lr", "learning rate 1e-7: the updates are too small to move the policy",
+             {"training": {"learning_rate": 1.0e-7}}, 24, expect=("reward_stuck",), by_step=24,
+             cause="reward_stuck", eval_every=10),
         Case("kl-blowup", "KL penalty on (beta 0.04) with a learning rate 10x the demo's",
              {"training": {"beta": 0.04, "learning_rate": 3.0e-3}}, 8, expect=("kl_blowup",), by_step=8,
              cause="kl_blowup"),

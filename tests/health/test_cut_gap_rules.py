@@ -87,7 +87,9 @@ def test_steps_with_few_completions_cut_do_not_set_the_gap():
 
 def test_cut_completions_out_earning_finished_ones_is_length_drift_not_truncation():
     # The reward pays for length: naming truncation would say "raise max_completion_length" and feed it.
-    assert _alerts(_hack(), max_completion_length=32) == [("length_drift", 3)]
+    # Named once the gap rests on length_gap_steps (3) steps with half or more cut: two were not enough on
+    # the untrained demo model (stuck-low-lr: +0.23, +0.45 at steps 1-2, about 0 over its 24 steps).
+    assert _alerts(_hack(), max_completion_length=32) == [("length_drift", 4)]
 
 
 def test_the_length_hack_without_the_gap_is_judged_as_before():

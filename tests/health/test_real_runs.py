@@ -33,6 +33,10 @@ EXPECT = {
     "hack-length": ("length_drift", "a length-only reward: the cut completions, the longest, out-score the "
                                     "finished ones (32-token limit); raising the limit would feed it"),
     "diverge-lr": ("diverged", "learning rate 1.0, no clipping: noise after one step, entropy 2.5x, not NaN"),
+    # The same case retrained: reward 0 and every completion cut from step 2, but entropy no guide.
+    "diverge-lr-flat-entropy": ("diverged", "learning rate 1.0: one word repeated, step-2 entropy 1.45 vs 1.53"),
+    "diverge-lr-low-entropy": ("diverged", "learning rate 1.0: step-2 entropy 0.85 vs 1.53, then 3.84"),
+    "stuck-low-lr": ("reward_stuck", "learning rate 1e-7: nothing moves, held-out accuracy 0.28 at steps 0-24"),
     "kl-blowup": ("kl_blowup", "beta 0.04 with 10x the demo's learning rate"),
     "reward-half-none": ("reward_unscorable", "a plugin reward returning None on every other row"),
     "reward-half-raises": ("reward_unscorable", "a plugin reward raising on the batch: every row unscored"),

@@ -56,7 +56,9 @@ class HealthConfig:
     collapse_zero_std_frac: float = 0.5  # ... while this share of groups (mean of the last collapse_steps) has one score
     collapse_steps: int = 3
     collapse_shared_frac: float = 0.75  # ... and this share of groups (mean of the last collapse_steps) answer alike
-    # diverged: entropy this many times the first step's (the base model's samples) while the reward fell
+    # diverged: the reward at this share of the first steps' or less (in two logged steps at most) ...
+    diverge_reward_frac: float = 0.05
+    # ... while entropy is this many times the first steps' or this fraction of it (or every completion is cut)
     diverge_entropy_rise: float = 2.0
     # kl_blowup: kl is a mean over a small batch's tokens, so one step can spike. Measured on the demo with
     # beta 0.04 (a healthy run, held-out accuracy 0.28 -> 0.45): single steps at 0.56-1.27, back under 0.5
@@ -66,11 +68,13 @@ class HealthConfig:
     # reward_stuck
     stuck_window: int = 20              # logged steps the trend is fitted over
     stuck_min_gain: float = 0.05        # rise over the window, in units of reward_std, that counts as progress
+    stuck_baseline_steps: int = 5       # the first logged steps the window is compared with
     # length_drift
     length_limit_frac: float = 0.85     # mean length at this share of max_completion_length
     length_window: int = 10
     length_min_limit: int = 32          # below this max_completion_length, answers are short by design and
                                         # a token or two of noise is "drift": truncation speaks for such runs
+    length_gap_steps: int = 3           # cut completions out-scoring finished ones: the steps the mean gap needs
     # reward_unscorable
     max_none_frac: float = 0.5
     unscorable_steps: int = 2
@@ -96,12 +100,12 @@ class HealthConfig:
             raise ConfigError(f"health.disable: unknown rule(s) {unknown}; the rules are {list(RULE_IDS)}")
         for name in ("zero_std_frac", "clipped_ratio", "sustained_clipped_ratio", "entropy_drop",
                      "min_distinct_frac", "collapse_zero_std_frac", "collapse_shared_frac", "length_limit_frac", "max_none_frac",
-                     "tool_failure_frac", "memory_limit_frac", "turn_limit_frac"):
+                     "tool_failure_frac", "memory_limit_frac", "turn_limit_frac", "diverge_reward_frac"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigError(f"health.{name} is a share and must be between 0 and 1, got {value}")
         for name in ("no_signal_steps", "truncation_steps", "sustained_truncation_steps", "collapse_steps",
-                     "kl_steps", "stuck_window", "length_window", "length_min_limit", "unscorable_steps", "realert_steps", "clear_steps",
+                     "kl_steps", "stuck_window", "stuck_baseline_steps", "length_window", "length_gap_steps", "length_min_limit", "unscorable_steps", "realert_steps", "clear_steps",
                      "tool_failure_steps", "no_tool_steps", "turn_limit_steps"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"health.{name} must be at least 1, got {getattr(self, name)}")
@@ -111,6 +115,9 @@ class HealthConfig:
         if self.diverge_entropy_rise <= 1.0:
             raise ConfigError(f"health.diverge_entropy_rise is a factor over the first step's entropy and must be "
                               f"above 1, got {self.diverge_entropy_rise}")
+        if int(self.stuck_baseline_steps) >= int(self.stuck_window):
+            raise ConfigError(f"health.stuck_baseline_steps ({self.stuck_baseline_steps}) are the run's first steps the "
+                              f"stuck_window ({self.stuck_window}) is compared with and must be fewer than it")
         if self.sustained_clipped_ratio > self.clipped_ratio:
             raise ConfigError(
                 f"health.sustained_clipped_ratio ({self.sustained_clipped_ratio}) is the lower, slower truncation "

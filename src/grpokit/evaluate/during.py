@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from transformers import TrainerCallback
 
@@ -56,7 +56,8 @@ class HeldOutEvalCallback(TrainerCallback):
 
     def __init__(self, rows: Sequence[dict], reward_funcs: Sequence, weights: Sequence[float], *, every: int, accuracy: Any,
                  metrics_path: Path, stage: str | None, samples: int, max_new_tokens: int, temperature: float,
-                 seed: int, baseline: bool = True, console=None, answer_format: Any = None):
+                 seed: int, baseline: bool = True, console=None, answer_format: Any = None,
+                 observers: Sequence[Callable[[dict], None]] = ()):
         self.rows = list(rows)
         self.reward_funcs, self.weights = list(reward_funcs), list(weights)
         self.every, self.samples, self.accuracy = every, samples, accuracy
@@ -64,6 +65,7 @@ class HeldOutEvalCallback(TrainerCallback):
         self.metrics_path, self.stage, self.baseline, self.console = Path(metrics_path), stage, baseline, console
         self.answer_format = answer_format  # where "auto" accuracy reads answers; what format_rate counts
         self.history: list[dict] = []
+        self.observers = list(observers)  # called with each record as it is written (the live health monitor)
 
     def on_train_begin(self, args, state, control, model=None, processing_class=None, **kwargs):
         if self.baseline and state.global_step == 0:
@@ -106,6 +108,8 @@ class HeldOutEvalCallback(TrainerCallback):
                   "eval/seconds": round(time.perf_counter() - started, 2)}
         self.history.append(record)
         append_jsonl(self.metrics_path, record)
+        for observe in self.observers:
+            observe(record)
         if self.console is not None:
             acc = record.get("eval/accuracy")
             shown = f"accuracy {acc:.3f}" if isinstance(acc, float) else f"reward {record['eval/reward']:.3f}"

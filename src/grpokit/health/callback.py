@@ -91,6 +91,12 @@ class HealthCallback(TrainerCallback):
         finally:
             self.seconds += time.perf_counter() - start
 
+    def observe_held_out(self, record: dict[str, Any]) -> None:
+        """A held-out evaluation record (grpokit.evaluate.during hands each one over as it writes it): the
+        rules that weigh learning (reward_stuck) see it, as a replay of metrics.jsonl does."""
+        if self.config.enabled:
+            self.monitor.observe(int(record.get("step") or 0), record)
+
     def _hung_rewards(self, step: int, tracked: dict[str, Any], alerts: list[Alert]) -> list[Alert]:
         """An alert on the step a reward hung, without the rule's patience: the watchdog's timeouts
         are certain (a reward that never answered), not a noisy share to be confirmed."""

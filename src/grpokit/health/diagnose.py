@@ -141,7 +141,8 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     findings: dict[str, Finding] = {}
     hc = health_config_for(run.config, train)
     hc.enabled = True
-    monitor = replay_monitor(train, hc)
+    # The held-out records go in too, where they were written: reward_stuck weighs them as the live monitor does.
+    monitor = replay_monitor(run.curve_metrics, hc)
     for alert in monitor.alerts:
         f = findings.get(alert.rule)
         if f is None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from itertools import dropwhile, islice
+from typing import Any, Callable, Iterator
 
 from grpokit.config.health_section import HealthConfig  # the `health:` section lives with the run config
 from grpokit.health.symptoms import BY_RULE, RULES
@@ -56,32 +57,52 @@ def _slope(values: list[float]) -> float:
 
 
 class History:
-    """Per-metric recent values (finite ones only) plus the latest raw log."""
+    """Per-metric recent values (finite ones only), the first few of each, the latest raw log, and the
+    run's held-out evaluation records (kept apart: no train-log rule reads them by accident)."""
 
-    def __init__(self, maxlen: int):
+    def __init__(self, maxlen: int, first: int = 3, whole: tuple[str, ...] = ("reward",)):
         self._values: dict[str, deque] = {}
         self._maxlen = maxlen
+        # Keys kept for the whole run (one float a step): diverged looks back to where a fall began.
+        self._whole = set(whole)
+        self._first_n = max(3, int(first))
         self.first: dict[str, list[float]] = {}  # the first few values, for baselines
         self.latest: dict[str, Any] = {}
         self._logs: deque = deque(maxlen=maxlen)
+        self.count = 0  # training logs added so far
+        self._fresh: set[str] = set()  # keys whose first-values list took this step's value
+        self.held_out: list[dict[str, Any]] = []
 
     def add(self, logs: dict[str, Any]) -> None:
         self.latest = logs
         self._logs.append(logs)
+        self.count += 1
+        self._fresh = set()
         for key, raw in logs.items():
             value = finite(raw)
             if value is None:
                 continue
-            self._values.setdefault(key, deque(maxlen=self._maxlen)).append(value)
+            self._values.setdefault(key, deque(maxlen=None if key in self._whole else self._maxlen)).append(value)
             head = self.first.setdefault(key, [])
-            if len(head) < 3:
+            if len(head) < self._first_n:
                 head.append(value)
+                self._fresh.add(key)
+
+    def add_held_out(self, record: dict[str, Any]) -> None:
+        self.held_out.append(record)
 
     def last(self, key: str, n: int) -> list[float]:
-        values = self._values.get(key)
-        if not values:
-            return []
-        return list(values)[-n:]
+        return list(islice(self.newest_first(key), n))[::-1]
+
+    def newest_first(self, key: str) -> Iterator[float]:
+        return reversed(self._values.get(key, ()))
+
+    def before_now(self, key: str, n: int = 3) -> list[float]:
+        """The first n values of `key`, leaving out this step's: a baseline the step is not part of."""
+        head = self.first.get(key, [])
+        if key in self._fresh:
+            head = head[:-1]
+        return head[:n]
 
     def recent(self, n: int) -> list[dict[str, Any]]:
         """The last n logged steps' raw logs, oldest first."""
@@ -136,7 +157,7 @@ def rule_truncation(h: History, c: HealthConfig) -> Reading:
     return (True, clipped, c.sustained_clipped_ratio, message, "sustained_truncation_steps")
 
 
-def cut_gap(h: History, c: HealthConfig) -> tuple[float, float] | None:
+def cut_gap(h: History, c: HealthConfig, min_steps: int | None = None) -> tuple[float, float] | None:
     """(mean completions/cut_answer_gap, the margin it must pass) over the steps of the last
     sustained_truncation_steps logs that had half their completions cut or more; None where fewer than
     truncation_steps of them logged it (every completion cut, or a run from before the metric). Steps with a
@@ -148,7 +169,7 @@ def cut_gap(h: History, c: HealthConfig) -> tuple[float, float] | None:
              for logs in h.recent(int(c.sustained_truncation_steps))
              if (finite(logs.get("completions/clipped_ratio")) or 0.0) >= c.sustained_clipped_ratio]
     pairs = [(gap, std) for gap, std in pairs if gap is not None and std is not None]
-    if len(pairs) < max(1, int(c.truncation_steps)):
+    if len(pairs) < max(1, int(c.truncation_steps if min_steps is None else min_steps)):
         return None
     return (sum(gap for gap, _ in pairs) / len(pairs), c.cut_gap * sum(std for _, std in pairs) / len(pairs))
 
@@ -178,7 +199,7 @@ def rule_collapse(h: History, c: HealthConfig) -> Reading:
     entropy = h.now("entropy")
     start = h.first.get("entropy", [])
     if entropy is not None and len(start) >= 3:
-        baseline = sorted(start)[1]  # median of the first three: one odd first step does not set it
+        baseline = sorted(start[:3])[1]  # median of the first three: one odd first step does not set it
         if baseline > 0 and entropy < c.entropy_drop * baseline:
             return (True, entropy, c.entropy_drop * baseline,
                     f"entropy fell to {entropy:.3g} from {baseline:.3g} at the start "
@@ -191,18 +212,47 @@ def rule_collapse(h: History, c: HealthConfig) -> Reading:
 
 
 def rule_diverged(h: History, c: HealthConfig) -> Reading:
-    # A learning rate that blows the weights up need not give NaN: the model writes noise. Its entropy
-    # then jumps far above the base model's (the first step samples the untrained model) and the reward
-    # drops. A model that learns only grows surer (entropy falls); seen in the health zoo: at most 1.4x.
-    entropy, start = h.now("entropy"), h.first.get("entropy", [])
-    reward, first_reward = h.now("reward"), h.first.get("reward", [])
-    if entropy is None or not start or start[0] <= 0 or reward is None or not first_reward:
+    # A learning rate that blows the weights up need not give NaN: the model writes noise, and every
+    # reward drops to nothing at once. Its entropy is no guide by itself: on the demo at learning rate 1.0
+    # the step after the jump measured 0.0 to 4.0 in 15 runs against 1.53-1.55 at the first step (word salad,
+    # one token repeated, both). What those runs shared: the reward fell from its start to 0 in one step
+    # and no completion ended any more (clipped_ratio 0.5 -> 1.0). So the rule asks for a reward at
+    # diverge_reward_frac of the first steps' or less, reached within two logged steps of half that start
+    # or more (a slide over many steps is some other failure), and a policy moved far from the base model:
+    # entropy diverge_entropy_rise times the start's or 1/diverge_entropy_rise of it, or nearly every
+    # completion cut where the first steps were not. Runs that are not diverging stay well above that
+    # share: 0.20 of their start at the lowest in the healthy fixtures, 0.16 where the fixed-answer
+    # collapse dipped (entropy 0.38x there), 0.28 on the kl blow-up (every completion cut).
+    reward, start = h.now("reward"), h.before_now("reward")
+    if reward is None or not start:
         return NOT_NOW
-    if entropy >= c.diverge_entropy_rise * start[0] and reward < first_reward[0]:
-        return (True, entropy, c.diverge_entropy_rise * start[0],
-                f"entropy jumped to {entropy:.3g} from {start[0]:.3g} at the first step "
-                f"({entropy / start[0]:.1f}x) while the reward fell to {reward:.3g} from {first_reward[0]:.3g}")
-    return NOT_NOW
+    base = sum(start) / len(start)
+    floor = c.diverge_reward_frac * base
+    if base <= 0 or reward > floor:
+        return NOT_NOW
+    # Back to where the reward fell (History keeps the whole run's: a diverged run stays diverged).
+    before = list(islice(dropwhile(lambda v: v <= floor, h.newest_first("reward")), 2))
+    if not before or max(before) < 0.5 * base:
+        return NOT_NOW
+    moved = _moved_from_start(h, c)
+    if moved is None:
+        return NOT_NOW
+    return (True, reward, floor,
+            f"the reward fell to {reward:.3g} from {base:.3g} over the first steps while {moved}")
+
+
+def _moved_from_start(h: History, c: HealthConfig) -> str | None:
+    """How this step's samples show a policy far from the first steps' (the base model's), or None."""
+    entropy, start = h.now("entropy"), h.before_now("entropy")
+    if entropy is not None and start and sum(start) > 0:
+        base = sum(start) / len(start)
+        ratio = entropy / base
+        if ratio >= c.diverge_entropy_rise or ratio <= 1 / c.diverge_entropy_rise:
+            return f"entropy went to {entropy:.3g} from {base:.3g} ({ratio:.2g}x)"
+    clipped, start = h.now("completions/clipped_ratio"), h.before_now("completions/clipped_ratio")
+    if clipped is not None and start and clipped >= c.clipped_ratio and sum(start) / len(start) < c.clipped_ratio:
+        return f"{clipped:.0%} of completions ran to the length limit ({sum(start) / len(start):.0%} at the start)"
+    return None
 
 
 def rule_kl_blowup(h: History, c: HealthConfig) -> Reading:
@@ -227,43 +277,111 @@ def rule_non_finite(h: History, c: HealthConfig) -> Reading:
     return NOT_NOW
 
 
-def rule_reward_stuck(h: History, c: HealthConfig) -> Reading:
-    # A flat window alone is also what a run that learned early and plateaued looks like, and with a
-    # small batch (2 prompts a step) the per-step reward is so noisy that a fitted trend over 20 steps
-    # is mostly noise. So the reward is stuck when it has not risen over the window AND is no higher
-    # than at the run's start (beyond noise); or when it fell by more than the noise allows.
-    rewards = h.last("reward", c.stuck_window)
-    stds = h.last("reward_std", c.stuck_window)
-    start = h.first.get("reward", [])
-    if len(rewards) < c.stuck_window or not stds or not start:
-        return NOT_NOW
-    spread = sum(stds) / len(stds)
-    n = len(rewards)
-    slope = _slope(rewards)
-    gain = slope * (n - 1)  # fitted rise across the window
-    needed = c.stuck_min_gain * spread
-    mean = sum(rewards) / n
-    residual = math.sqrt(sum((v - (mean + slope * (i - (n - 1) / 2))) ** 2 for i, v in enumerate(rewards)) / max(1, n - 2))
+@dataclass
+class Progress:
+    gain: float          # fitted rise across the window
+    gain_se: float       # its standard error
+    rise: float          # the window's mean (its steps after the baseline) minus the first steps' mean
+    rise_noise: float    # twice the standard error of that difference
+    mean: float
+    baseline: float
+
+
+def progress(h: History, key: str, c: HealthConfig) -> Progress | None:
+    """How `key` moved over the last stuck_window logs and since the first stuck_baseline_steps; None
+    before the window is full."""
+    values = h.last(key, c.stuck_window)
+    start = h.first.get(key, [])[:int(c.stuck_baseline_steps)]
+    n = len(values)
+    if n < c.stuck_window or not start:
+        return None
+    # Early in a run the window holds the baseline steps too: compare the steps after them only.
+    later = values[max(0, len(start) - (h.count - n)):]
+    if not later:
+        return None
+    slope = _slope(values)
+    mean = sum(values) / n
+    residual = math.sqrt(sum((v - (mean + slope * (i - (n - 1) / 2))) ** 2 for i, v in enumerate(values)) / max(1, n - 2))
     gain_se = residual * (n - 1) / math.sqrt(sum((i - (n - 1) / 2) ** 2 for i in range(n)))
     baseline = sum(start) / len(start)
-    progress = mean - baseline
-    progress_noise = 2 * residual * math.sqrt(1 / len(start) + 1 / n)
-    if gain < -(needed + 2 * gain_se):
-        return (True, gain, -(needed + 2 * gain_se),
-                f"reward fell over the last {c.stuck_window} logged steps (fitted change {gain:+.3g}, "
-                f"more than twice its noise {gain_se:.2g}; reward_std {spread:.3g})")
-    if gain < needed and progress < needed + progress_noise:
-        return (True, gain, needed,
-                f"reward did not rise over the last {c.stuck_window} logged steps (fitted change {gain:+.3g}, "
-                f"reward_std {spread:.3g}) and is no higher than at the start ({mean:.3g} vs {baseline:.3g})")
+    return Progress(gain=slope * (n - 1), gain_se=gain_se, rise=sum(later) / len(later) - baseline,
+                    rise_noise=2 * residual * math.sqrt(1 / len(start) + 1 / len(later)), mean=mean,
+                    baseline=baseline)
+
+
+def held_out_rise(h: History) -> tuple[float, float, float] | None:
+    """(first held-out accuracy, latest, twice the sampling noise of their difference), or None where the
+    run has fewer than two evaluations with an accuracy. The noise is binomial over prompts x samples."""
+    scores = []
+    for record in h.held_out:
+        accuracy, prompts = finite(record.get("eval/accuracy")), finite(record.get("eval/prompts"))
+        samples = finite(record.get("eval/samples_per_prompt")) or 1.0
+        if accuracy is not None and 0.0 <= accuracy <= 1.0 and prompts:
+            scores.append((accuracy, prompts * samples))
+    if len(scores) < 2:
+        return None
+    (first, n0), (latest, n1) = scores[0], scores[-1]
+    return first, latest, 2 * math.sqrt(first * (1 - first) / n0 + latest * (1 - latest) / n1)
+
+
+def rule_reward_stuck(h: History, c: HealthConfig) -> Reading:
+    # A flat window alone is also what a run that learned early and plateaued looks like, and with a
+    # small batch (2 prompts a step) the per-step reward is mostly which prompts came up: a healthy demo
+    # seed whose adapter went 0.18 -> 0.48 held-out had a training reward no higher after 20 steps than in
+    # its first 5 (1.13; it drew easy prompts first). So the reward is stuck when it has not risen over the
+    # window AND its mean after the first stuck_baseline_steps is no higher than theirs (beyond noise); or
+    # when it fell by more than the noise allows. Not when the run shows it learns where the noise is
+    # smaller: a held-out accuracy up beyond its sampling noise since the first evaluation, or one reward
+    # up beyond its own noise while none fell (the format reward the demo learns in a few steps, which
+    # the correctness rewards' prompt-to-prompt swing hides in the total).
+    p = progress(h, "reward", c)
+    stds = h.last("reward_std", c.stuck_window)
+    if p is None or not stds:
+        return NOT_NOW
+    held = held_out_rise(h)
+    if held is not None and held[1] - held[0] > held[2]:
+        return NOT_NOW
+    spread = sum(stds) / len(stds)
+    needed = c.stuck_min_gain * spread
+    if held is not None:
+        seen = f"; held-out accuracy {held[0]:.2f} -> {held[1]:.2f}, within its noise {held[2]:.2f}"
+    else:
+        seen = ""
+    if p.gain < -(needed + 2 * p.gain_se):
+        return (True, p.gain, -(needed + 2 * p.gain_se),
+                f"reward fell over the last {c.stuck_window} logged steps (fitted change {p.gain:+.3g}, "
+                f"more than twice its noise {p.gain_se:.2g}; reward_std {spread:.3g}){seen}")
+    if p.gain < needed and p.rise < needed + p.rise_noise and not _a_reward_rose(h, c):
+        return (True, p.gain, needed,
+                f"reward did not rise over the last {c.stuck_window} logged steps (fitted change {p.gain:+.3g}, "
+                f"reward_std {spread:.3g}) and is no higher than over the first {c.stuck_baseline_steps} "
+                f"({p.mean:.3g} vs {p.baseline:.3g}){seen}")
     return NOT_NOW
+
+
+def _a_reward_rose(h: History, c: HealthConfig) -> bool:
+    """One of the run's rewards rose beyond its own noise since the first steps, and none fell beyond it."""
+    rose = False
+    for name in _reward_names(h.latest):
+        p = progress(h, f"rewards/{name}/mean", c)
+        if p is None:
+            continue
+        stds = h.last(f"rewards/{name}/std", c.stuck_window)
+        margin = c.stuck_min_gain * (sum(stds) / len(stds) if stds else 0.0) + p.rise_noise
+        if p.rise <= -margin:
+            return False  # rewards pulling against each other: the total staying flat is the problem
+        rose = rose or p.rise >= margin
+    return rose
 
 
 def rule_length_drift(h: History, c: HealthConfig) -> Reading:
     # Cut completions, the longest, out-earning the finished ones of their own prompt is the reward
     # paying for length, seen as soon as they hit the limit: no need to wait out the length window. The
-    # gap rests on truncation_steps steps already, which is this reading's patience.
-    clipped, gap = h.now("completions/clipped_ratio"), cut_gap(h, c)
+    # gap rests on length_gap_steps steps, which is this reading's patience: on the untrained demo model
+    # (learning rate 1e-7, 24 steps, mean gap about 0) the first two steps gave +0.23 and +0.45 against a
+    # margin of 0.28, the first three +0.22 against 0.30. The length hack's first three: +0.33, +0.36, +0.04.
+    clipped = h.now("completions/clipped_ratio")
+    gap = cut_gap(h, c, max(int(c.truncation_steps), int(c.length_gap_steps)))
     if clipped is not None and clipped >= c.sustained_clipped_ratio and gap is not None and cut_pays(*gap):
         return (True, gap[0], gap[1],
                 f"completions cut at the length limit ({clipped:.0%} of them) score {gap[0]:+.2f} more than the "
@@ -406,7 +524,7 @@ SUPPRESSED_BY: dict[str, tuple[str, ...]] = {
     "reward_stuck": ("no_learning_signal", "collapse", "truncation", "non_finite", "reward_unscorable",
                      "kl_blowup", "diverged"),
     "length_drift": ("truncation", "non_finite"),
-    "collapse": ("non_finite",),
+    "collapse": ("non_finite", "diverged"),  # a blown-up model repeating one token is no collapse to fix
     "kl_blowup": ("non_finite",),
     # A judge that is down explains the judge reward's None scores.
     "reward_unscorable": ("judge_failing",),
@@ -420,7 +538,7 @@ class HealthMonitor:
         self.config = config or HealthConfig()
         c = self.config
         self.history = History(maxlen=max(c.stuck_window, c.length_window, c.truncation_steps,
-                                           c.sustained_truncation_steps, 8))
+                                           c.sustained_truncation_steps, 8), first=c.stuck_baseline_steps)
         self._streak: dict[str, int] = {r: 0 for r in RULES}
         self._firing_since: dict[str, int] = {}   # rule -> logged-step index of its last alert
         self._clear: dict[str, int] = {r: 0 for r in RULES}  # logged steps in a row a rule has been clear
@@ -432,8 +550,15 @@ class HealthMonitor:
         self._rules = {r: f for r, f in RULE_FUNCS.items() if r not in c.disable}
 
     def observe(self, step: int, logs: dict[str, Any]) -> list[Alert]:
-        """Add one log record (TRL metric names); return new alerts. Eval and summary logs are skipped."""
-        if not self.config.enabled or not is_train_log(logs):
+        """Add one log record (TRL metric names); return new alerts. A held-out evaluation record
+        (grpokit.evaluate.during) is kept for the rules that weigh it and raises nothing itself; other
+        eval and summary logs are skipped."""
+        if not self.config.enabled:
+            return []
+        if is_held_out_log(logs):
+            self.history.add_held_out(dict(logs))
+            return []
+        if not is_train_log(logs):
             return []
         self._index += 1
         self.history.add(logs)
@@ -500,7 +625,8 @@ def expected_logged_steps(max_steps: Any, logging_steps: Any) -> int | None:
 
 
 def replay_monitor(records: list[dict[str, Any]], config: HealthConfig | None = None) -> HealthMonitor:
-    """The monitor after running the rules over a whole metric history (log dicts with a `step`)."""
+    """The monitor after running the rules over a whole metric history (log dicts with a `step`), held-out
+    evaluation records included where they were written."""
     monitor = HealthMonitor(config)
     for i, record in enumerate(records, start=1):
         step = finite(record.get("step"))

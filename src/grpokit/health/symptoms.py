@@ -137,8 +137,10 @@ SYMPTOMS: tuple[Symptom, ...] = (
         rule="diverged",
         title="Training diverged: the model writes noise",
         severity="critical",
-        metrics=("entropy", "reward"),
-        looks_like="entropy jumps far above the first step's while the reward drops; completions.jsonl shows word salad.",
+        metrics=("entropy", "reward", "completions/clipped_ratio"),
+        looks_like=("the reward drops to about 0 in a step or two while entropy jumps far above or below the first "
+                    "steps' or every completion runs to the length limit; completions.jsonl shows word salad or one "
+                    "token repeated."),
         cause=(
             "An update far too large (a learning rate too high, gradient clipping off) threw the weights out of "
             "the region where the model writes language. Without an overflow nothing turns NaN, so the loss looks "
@@ -148,9 +150,12 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Lower training.learning_rate (LoRA: 1e-5 to 3e-4), keep training.max_grad_norm at 1.0, and restart "
             "or resume from a checkpoint from before the jump."
         ),
-        threshold="entropy >= {diverge_entropy_rise} x the first logged step's entropy, with the reward below the first step's",
+        threshold=("the reward <= {diverge_reward_frac} x the first 3 logged steps' mean, reached within 2 logged steps "
+                   "of half that mean or more, while entropy is >= {diverge_entropy_rise} x the first steps' or <= "
+                   "1/{diverge_entropy_rise} of it, or >= {clipped_ratio} of completions are cut where the first "
+                   "steps had fewer"),
         patience="at once (1 logged step)",
-        keys=("diverge_entropy_rise",),
+        keys=("diverge_reward_frac", "diverge_entropy_rise"),
     ),
     Symptom(
         rule="reward_stuck",
@@ -168,11 +173,14 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "learned, or raise model.lora.r."
         ),
         threshold=("the fitted rise of reward over the window < {stuck_min_gain} x the mean reward_std and the "
-                   "window's mean reward no higher than the first 3 logs' (beyond twice the noise); or a fitted fall "
-                   "larger than twice its standard error. A run that learned early and plateaued is not stuck, and "
-                   "small batches (2 prompts a step) make a flat-looking trend noise"),
+                   "window's mean reward (its steps after the first {stuck_baseline_steps}) no higher than the first "
+                   "{stuck_baseline_steps} logs' (beyond twice the noise), no reward up beyond its own noise while none "
+                   "fell; or a fitted fall larger than twice its standard error. Never while held-out accuracy "
+                   "(eval.every) is up since the first evaluation by more than twice its binomial noise. A run that "
+                   "learned early and plateaued is not stuck, and small batches (2 prompts a step) make a "
+                   "flat-looking trend noise"),
         patience="a window of {stuck_window} logged steps (not capped: a shorter run never gets this alert)",
-        keys=("stuck_window", "stuck_min_gain"),
+        keys=("stuck_window", "stuck_min_gain", "stuck_baseline_steps"),
     ),
     Symptom(
         rule="length_drift",
@@ -198,11 +206,12 @@ SYMPTOMS: tuple[Symptom, ...] = (
                    "completions/clipped_ratio >= {sustained_clipped_ratio} while cut completions out-score the "
                    "finished ones of their prompt: mean completions/cut_answer_gap over the steps of the last "
                    "{sustained_truncation_steps} logs with >= {sustained_clipped_ratio} cut (at least "
-                   "{truncation_steps} of them) >= {cut_gap} x their reward_std"),
+                   "{length_gap_steps} of them) >= {cut_gap} x their reward_std"),
         patience=("a window of {length_window} logged steps (not capped: a shorter run never gets the rising-length "
                   "alert); at once for cut completions out-scoring finished ones, whose gap rests on "
-                  "{truncation_steps} steps"),
-        keys=("length_limit_frac", "length_window", "length_min_limit", "max_completion_length", "cut_gap"),
+                  "{length_gap_steps} steps"),
+        keys=("length_limit_frac", "length_window", "length_min_limit", "max_completion_length", "cut_gap",
+              "length_gap_steps"),
     ),
     Symptom(
         rule="reward_unscorable",

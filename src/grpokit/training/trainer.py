@@ -47,8 +47,9 @@ def health_callbacks(cfg: RunConfig, run_dir: Path, calls: TrainerRewards | None
 
 
 def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
-                       first: bool) -> list:
-    """Held-out accuracy every `eval.every` steps (grpokit.evaluate.during), scored with the stage's rewards."""
+                       first: bool, observers: Iterable = ()) -> list:
+    """Held-out accuracy every `eval.every` steps (grpokit.evaluate.during), scored with the stage's rewards;
+    `observers` get each record as it is written."""
     if not cfg.eval.every or eval_set is None or len(eval_set) == 0:
         return []
     from grpokit.evaluate.during import HeldOutEvalCallback, accuracy_reward
@@ -63,7 +64,7 @@ def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path,
         metrics_path=run_dir / layout.METRICS, stage=stage.name if stage is not None and cfg.stages else None,
         samples=cfg.eval.samples, temperature=temperature, seed=cfg.data.seed,
         max_new_tokens=cfg.eval.max_new_tokens or int(training["max_completion_length"]),
-        baseline=first, console=console, answer_format=cfg.data.answer_format)]
+        baseline=first, console=console, answer_format=cfg.data.answer_format, observers=list(observers))]
 
 
 def _stages(cfg: RunConfig) -> list[StageConfig | None]:
@@ -220,7 +221,8 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
         model.enable_input_require_grads()
     # The step-0 baseline was measured before the checkpoint was saved (the Trainer calls on_train_begin
     # before it restores the step, so it would be measured and logged again).
-    held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None and checkpoint is None)
+    held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None and checkpoint is None,
+                                  observers=[cb.observe_held_out for cb in health if hasattr(cb, "observe_held_out")])
     use_eval = args.eval_strategy != "no" and eval_set is not None
     trainer = GrpokitTrainer(
         model=model,
