@@ -27,6 +27,12 @@ EXPECT = {
     # 20 steps, 50-88% of completions cut for the first 10 (the answer, then talk: the cut ones score as
     # well as the finished ones), kl spiking to 1.27 at single steps; held-out accuracy 0.28 -> 0.45.
     "healthy-demo-kl": (None, "beta 0.04: the cut leaves the answer, kl spikes but does not stay up"),
+    # The words demo (benchmarks.learning, seed 2, 40 steps): every completion cut at 14 tokens from step
+    # 10 on, as the model writes "47 + 38 = 85" and talks on; held-out accuracy 0.16 -> 0.67. It raised
+    # truncation at step 28 before completions/cut_answer_score: with nothing finished there is no gap.
+    # The run predates that metric; at its all-cut steps it equals the logged answer rewards' weighted
+    # mean (numeric_match + 0.5 x numeric_closeness), which is what the fixture adds.
+    "words-seed2-all-cut": (None, "every completion cut after its answer line: the cut ones keep earning the answer"),
     "collapse-fixed-answer": ("collapse", "one answer paid whatever the question"),
     "no-signal-constant": ("no_learning_signal", "a constant reward: every group scores alike"),
     "truncated-2-tokens": ("truncation", "a 2-token limit for 3-4-token answers"),
@@ -76,3 +82,21 @@ def test_a_live_judge_does_not_fail_and_a_killed_one_fails_at_once():
     judge = next(f for f in diagnose(FIXTURES / "judge-killed") if f.rule == "judge_failing")
     assert judge.severity == "critical" and judge.first_step == 3
     assert [tuple(r) for r in judge.ranges] == [(3, 8)]
+
+
+def test_every_completion_cut_before_the_answer_still_warns_with_the_cut_score():
+    """The 2-token run with completions/cut_answer_score added (all cut, so it is the answer rewards'
+    weighted mean: 0.0): what the cut completions earn says the limit hides the answer."""
+    import json
+
+    from grpokit.health.rules import replay
+
+    records = []
+    for line in (FIXTURES / "truncated-2-tokens" / "metrics.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if "rewards/numeric_match/mean" in record:
+            record["completions/cut_answer_score"] = (record["rewards/numeric_match/mean"]
+                                                      + 0.5 * record["rewards/numeric_closeness/mean"])
+        records.append(record)
+    assert any("completions/cut_answer_score" in r for r in records)
+    assert [a.rule for a in replay(records)][:1] == ["truncation"]

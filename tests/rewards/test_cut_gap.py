@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grpokit.rewards.cut_gap import METRIC, CutGap, answer_rewards, is_cut, stop_ids_of
+from grpokit.rewards.cut_gap import CUT_SCORE, METRIC, CutGap, answer_rewards, is_cut, stop_ids_of
 from grpokit.rewards.registry import get
 from grpokit.rewards.reward_set import RewardSet
 from grpokit.rewards.trainer_rewards import TrainerRewards
@@ -81,3 +81,14 @@ def test_a_batch_without_completion_ids_is_skipped_not_an_error():
     gap.stop_ids = STOP
     gap.observe(None, ["Q"], {"numeric_match": [1.0]})
     assert gap.window() == {}
+
+
+def test_every_completion_cut_logs_what_the_cut_ones_earn_on_the_answer():
+    # No finished completion, so no gap; the cut score tells an answer line then talk (paid) from a
+    # limit that cuts the answer itself (nothing).
+    calls = TrainerRewards(RewardSet(DEMO[:1]))
+    calls.cut_gap.stop_ids = STOP
+    window = _demo_batch(calls, [" 85\nQuestion", " 85\nThe", " 8", " 84\nSo"], [[1, 1]] * 4, ["85"] * 4)
+    assert METRIC not in window and window[CUT_SCORE] == 0.5
+    window = _demo_batch(calls, [" 8", " 8", " 85", " 85"], [[1, 1], [1, 1], [1, EOS], [1, EOS]], ["85"] * 4)
+    assert window[CUT_SCORE] == 0.0 and window[METRIC] == -1.0  # only cut completions count in the score

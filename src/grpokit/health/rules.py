@@ -145,6 +145,9 @@ def rule_truncation(h: History, c: HealthConfig) -> Reading:
     gap = cut_gap(h, c)
     if gap is not None and not cut_costs_answer(*gap):
         return NOT_NOW
+    kept = cut_answer_kept(h, c) if gap is None else None
+    if kept is not None:
+        return NOT_NOW
     length = h.now("completions/mean_length")
     limit = f" of max_completion_length={c.max_completion_length}" if c.max_completion_length else ""
     extra = f", mean length {length:.0f}{limit}" if length is not None else ""
@@ -172,6 +175,22 @@ def cut_gap(h: History, c: HealthConfig, min_steps: int | None = None) -> tuple[
     if len(pairs) < max(1, int(c.truncation_steps if min_steps is None else min_steps)):
         return None
     return (sum(gap for gap, _ in pairs) / len(pairs), c.cut_gap * sum(std for _, std in pairs) / len(pairs))
+
+
+def cut_answer_kept(h: History, c: HealthConfig) -> float | None:
+    """The cut completions' mean answer score (completions/cut_answer_score) over the last
+    sustained_truncation_steps logs (truncation_steps of them at least), where it is clearly above nothing (more than cut_gap x their mean reward_std); else None. With every
+    completion cut there is no finished one to compare with, but a cut that hides the answer leaves the answer
+    rewards at about 0 (a 2-token limit: 0.00), while a model that writes its answer line and talks on keeps
+    earning them (the words demo, seed 2: 100% cut from step 10 at 0.67 held-out accuracy)."""
+    pairs = [(finite(logs.get("completions/cut_answer_score")), finite(logs.get("reward_std")))
+             for logs in h.recent(int(c.sustained_truncation_steps))]
+    pairs = [(score, std) for score, std in pairs if score is not None and std is not None]
+    if len(pairs) < int(c.truncation_steps):
+        return None
+    score = sum(s for s, _ in pairs) / len(pairs)
+    margin = c.cut_gap * sum(std for _, std in pairs) / len(pairs)
+    return score if score > margin else None
 
 
 def cut_costs_answer(mean: float, margin: float) -> bool:

@@ -49,10 +49,12 @@ SYMPTOMS: tuple[Symptom, ...] = (
         rule="truncation",
         title="Completions cut at the length limit",
         severity="warning",
-        metrics=("completions/clipped_ratio", "completions/mean_length", "completions/cut_answer_gap", "reward_std"),
+        metrics=("completions/clipped_ratio", "completions/mean_length", "completions/cut_answer_gap",
+                 "completions/cut_answer_score", "reward_std"),
         looks_like=("completions/clipped_ratio near 1, or at half or more step after step; mean_length equal to "
                     "max_completion_length; cut completions score lower on the answer than finished ones "
-                    "(completions/cut_answer_gap below 0)."),
+                    "(completions/cut_answer_gap below 0), or, with every completion cut, earn about nothing on "
+                    "it (completions/cut_answer_score near 0)."),
         cause=(
             "max_completion_length is shorter than the answers the model writes, so completions end "
             "before the final answer and rewards that parse it score 0."
@@ -67,7 +69,8 @@ SYMPTOMS: tuple[Symptom, ...] = (
                    "last {sustained_truncation_steps} logs with >= {sustained_clipped_ratio} cut (where at least "
                    "{truncation_steps} logged it) <= -{cut_gap} x their reward_std: a cut that leaves the answer "
                    "is the model talking on after it, and one that earns more is a reward paying for length "
-                   "(length_drift)"),
+                   "(length_drift); with every completion cut (no gap), completions/cut_answer_score over those "
+                   "logs > {cut_gap} x their reward_std says the answer fits before the cut, and the rule stands down"),
         patience=("{truncation_steps} logged steps in a row at >= {clipped_ratio}; "
                   "{sustained_truncation_steps} in a row at >= {sustained_clipped_ratio}"),
         keys=("clipped_ratio", "truncation_steps", "sustained_clipped_ratio", "sustained_truncation_steps", "cut_gap"),

@@ -24,6 +24,9 @@ from grpokit.completions import prompt_text
 # Families whose rewards judge a completion's shape; a cut lowers them by design.
 SHAPE_FAMILIES = ("format", "length")
 METRIC = "completions/cut_answer_gap"
+# What cut completions earn on the answer rewards: where every completion is cut there is no finished one
+# to compare with, and this tells a limit that hides the answer (about 0) from talk after it.
+CUT_SCORE = "completions/cut_answer_score"
 
 
 def answer_rewards(names: Sequence[str]) -> list[int]:
@@ -59,7 +62,8 @@ def is_cut(ids: Any, stop_ids: frozenset[int]) -> bool | None:
 
 
 class CutGap:
-    """Collects, batch by batch, each group's cut-minus-finished answer score; `window()` averages them."""
+    """Collects, batch by batch, each group's cut-minus-finished answer score and every cut completion's
+    answer score; `window()` averages them."""
 
     def __init__(self, names: Sequence[str], weights: Sequence[float]):
         self.answers = answer_rewards(names)
@@ -67,6 +71,7 @@ class CutGap:
         self.weights = list(weights)
         self.stop_ids: frozenset[int] | None = None  # set once the trainer knows its EOS ids
         self._gaps: list[float] = []
+        self._cut_scores: list[float] = []
 
     def observe(self, completion_ids: Any, prompts: Any, scores: dict[str, list]) -> None:
         if self.stop_ids is None or not self.answers or not completion_ids or not prompts \
@@ -78,6 +83,8 @@ class CutGap:
             if cut is None or score is None:
                 continue
             groups.setdefault(prompt_text(prompt), ([], []))[0 if cut else 1].append(score)
+            if cut:
+                self._cut_scores.append(score)
         for cut, done in groups.values():
             if cut and done:
                 self._gaps.append(sum(cut) / len(cut) - sum(done) / len(done))
@@ -90,4 +97,8 @@ class CutGap:
 
     def window(self) -> dict[str, float]:
         gaps, self._gaps = self._gaps, []
-        return {METRIC: sum(gaps) / len(gaps)} if gaps else {}
+        cut, self._cut_scores = self._cut_scores, []
+        out = {METRIC: sum(gaps) / len(gaps)} if gaps else {}
+        if cut:
+            out[CUT_SCORE] = sum(cut) / len(cut)
+        return out
