@@ -3,7 +3,7 @@
 Two recipes, embedded in grpokit/demo_recipes.py (each equals its file under configs/, which
 a test checks) so the demo runs from an installed package:
 
-- `words` (the default, configs/cpu-demo-transfer.yaml): half the prompts ask the sum in words
+- `words` (the default, configs/cpu-demo-transfer.yaml): two thirds of the prompts ask the sum in words
   and stop at `Answer:`; the model learns to write `47 + 38 = 85` itself, and the gain holds on
   wordings it never trained on (benchmarks/results/shape_transfer.json).
 - `restated` (configs/cpu-demo.yaml): every prompt ends with the sum restated

@@ -6,7 +6,7 @@ that say why each setting is what it is.
 
 - `restated`: prompts end with the sum restated (`Answer: 47 + 38 =`); the model learns to
   finish that line. The health zoo's cases are this recipe with one thing made sick.
-- `words`: half the prompts stop at `Answer:` after a question in words; the model learns to
+- `words`: two thirds of the prompts stop at `Answer:` after a question in words; the model learns to
   write the sum and its result itself, which carries to wordings it never trained on
   (benchmarks/results/shape_transfer.json).
 """

@@ -104,7 +104,7 @@ def demo_command(
     steps: Optional[int] = typer.Option(None, "--steps", help="training steps (default: the demo recipe's)"),
     output_dir: Optional[str] = typer.Option(None, "--output-dir", help="where to write the run"),
     recipe: str = typer.Option("words", "--recipe",
-                               help="words: half the prompts stop at 'Answer:' after a question in words, and the model "
+                               help="words: two thirds of the prompts stop at 'Answer:' after a question in words, and the model "
                                     "learns to write the sum and its result itself; restated: every prompt ends with "
                                     "the sum restated ('Answer: 47 + 38 =') for the model to finish"),
 ) -> None:
