@@ -53,9 +53,12 @@ def cases() -> list[Case]:
         # +0.03 on the answer rewards against the finished ones of their prompt (reward_std 0.59).
         Case("healthy-demo-kl", "healthy control: the demo recipe with a KL penalty (beta 0.04)",
              {"training": {"beta": 0.04, "seed": 3}}, 20),
+        # Learning rate 2e-3: at 5e-3 one run of three broke into empty completions by step 3 (reward 0,
+        # entropy 1.9x), which diverged rightly named; at 2e-3 two trial runs and the zoo's collapsed to
+        # " 1" for every question (steps 7, 9 and 7), entropy 1.53 -> 0.02.
         Case("collapse-fixed-answer", "a reward that pays one fixed answer (\"1\") whatever the question, and a high learning rate",
              {**imports, "rewards": [{"name": "zoo_fixed_string", "weight": 1.0}],
-              "training": {"learning_rate": 5.0e-3}}, 12, expect=("collapse",), by_step=12, cause="collapse"),
+              "training": {"learning_rate": 2.0e-3}}, 12, expect=("collapse",), by_step=12, cause="collapse"),
         Case("no-signal-constant", "a reward that returns a constant: every group scores alike",
              {**imports, "rewards": [{"name": "zoo_constant", "weight": 1.0}]}, 6,
              expect=("no_learning_signal",), by_step=6, cause="no_learning_signal", predict=("doctor",)),

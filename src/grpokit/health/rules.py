@@ -545,6 +545,9 @@ SUPPRESSED_BY: dict[str, tuple[str, ...]] = {
     "length_drift": ("truncation", "non_finite"),
     "collapse": ("non_finite", "diverged"),  # a blown-up model repeating one token is no collapse to fix
     "kl_blowup": ("non_finite",),
+    # With beta > 0 the KL measures how far the policy moved; diverged is its stand-in for runs that do not
+    # log it. Both fired at step 3 of the kl-blowup zoo case (reward 0 and entropy 0.28x for one step, kl 7.9).
+    "diverged": ("kl_blowup", "non_finite"),
     # A judge that is down explains the judge reward's None scores.
     "reward_unscorable": ("judge_failing",),
 }
