@@ -111,6 +111,23 @@ def test_words_recipe_matches_its_config_file():
     assert prompt_shape({"prompt": "4 + 5 ="}).startswith("a bare sum")
 
 
+def test_demo_summary_leads_with_held_out_accuracy_before_and_after():
+    from grpokit.demo import _print_summary
+
+    lines: list[str] = []
+    group = {"prompts": 2, "accuracy": 0.5}
+    _print_summary(lines.append, {
+        "run_dir": "runs/x", "steps": 40, "train_seconds": 400.0, "training_window": {}, "alerts": [],
+        "held_out_during": [{"step": 0, "accuracy": 0.1}],
+        "eval": {"before": {"accuracy": 0.065, "prompts": 200, "by_group": {"asked in words": {**group, "accuracy": 0.0}}},
+                 "after": {"accuracy": 0.645, "prompts": 200, "by_group": {"asked in words": group}}},
+    })
+    said = [line for line in lines if line.strip()]
+    assert said[0] == "held-out accuracy (200 prompts never trained on): 0.065 before -> 0.645 after"
+    assert said[1] == "  prompts asked in words (2): 0.000 -> 0.500"
+    assert said[2].startswith("run directory: runs/x")
+
+
 def test_csv_recipe_resolves_from_another_directory(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     cfg = load_config(ROOT / "configs" / "qa-csv.yaml")

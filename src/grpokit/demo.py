@@ -178,7 +178,7 @@ _ALERT_MEANING = {
 
 def _print_summary(say, summary: dict) -> None:
     ev = summary.get("eval")
-    say(f"\nrun directory: {summary['run_dir']}  ({summary['steps']} steps, {summary['train_seconds'] / 60:.1f} min)")
+    say("")  # the result the demo is for comes first; where it lives, after
     if ev:
         before, after = ev["before"], ev["after"]
         if before.get("accuracy") is not None and after.get("accuracy") is not None:
@@ -188,6 +188,7 @@ def _print_summary(say, summary: dict) -> None:
                 base = (before.get("by_group") or {}).get(shape, {})
                 if base.get("accuracy") is not None:
                     say(f"  prompts {shape} ({group['prompts']}): {base['accuracy']:.3f} -> {group['accuracy']:.3f}")
+    say(f"run directory: {summary['run_dir']}  ({summary['steps']} steps, {summary['train_seconds'] / 60:.1f} min)")
     during = [d for d in summary.get("held_out_during", []) if d.get("accuracy") is not None]
     if during:
         say("held-out accuracy during training: " + ", ".join(f"step {d['step']}"
