@@ -63,6 +63,9 @@ def interrupted(argv: list[str], checkpoint_dir: Path):
             time.sleep(0.02)
 
     watcher = threading.Thread(target=press_ctrl_c, daemon=True)
+    # A shell starts background jobs (`cmd &`, CI runners) with SIGINT ignored, and Python keeps it
+    # ignored: the press would be lost. A user at a terminal has Python's own handler; so does this run.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     watcher.start()
     try:
         result = grpokit(argv)
@@ -71,6 +74,7 @@ def interrupted(argv: list[str], checkpoint_dir: Path):
     finally:
         done.set()
         watcher.join()
+        signal.signal(signal.SIGINT, previous)
     return result
 
 
