@@ -141,12 +141,13 @@ def rule_truncation(h: History, c: HealthConfig) -> Reading:
         return NOT_NOW
     # Where the run logs what the cut costs, a cut that leaves the answer (the model talks on after it)
     # is no harm, and one that earns more is a reward paying for length (length_drift says so): raising
-    # the limit would feed it. Runs without the gap (every completion cut, older runs) keep the levels.
+    # the limit would feed it. With every completion cut there is no gap, but what the cut ones still earn
+    # tells the same; runs from before both metrics keep the levels.
     gap = cut_gap(h, c)
     if gap is not None and not cut_costs_answer(*gap):
         return NOT_NOW
-    kept = cut_answer_kept(h, c) if gap is None else None
-    if kept is not None:
+    earned = cut_answer_score(h, c) if gap is None else None
+    if earned is not None and earned[0] > earned[1]:
         return NOT_NOW
     length = h.now("completions/mean_length")
     limit = f" of max_completion_length={c.max_completion_length}" if c.max_completion_length else ""
@@ -168,29 +169,32 @@ def cut_gap(h: History, c: HealthConfig, min_steps: int | None = None) -> tuple[
     is not enough either: a base model's first step gave +0.23 (one group) on runs whose answers then never
     fit. The margin is cut_gap x those steps' mean reward_std: the gap is in reward units, and a group's
     spread is what its advantages are measured against."""
-    pairs = [(finite(logs.get("completions/cut_answer_gap")), finite(logs.get("reward_std")))
+    return _mean_against_spread(h, c, "completions/cut_answer_gap", min_steps, half_cut_only=True)
+
+
+def cut_answer_score(h: History, c: HealthConfig) -> tuple[float, float] | None:
+    """(mean completions/cut_answer_score, the margin it must pass) over the last sustained_truncation_steps
+    logs; None where fewer than truncation_steps of them logged it. With every completion cut there is no
+    finished one to compare with, but a cut that hides the answer leaves the answer rewards at about 0 (a
+    2-token limit: 0.00), while a model that writes its answer line and talks on keeps earning them (the
+    words demo, seed 2: 100% cut from step 10 at 0.67 held-out accuracy)."""
+    return _mean_against_spread(h, c, "completions/cut_answer_score", None, half_cut_only=False)
+
+
+def _mean_against_spread(h: History, c: HealthConfig, key: str, min_steps: int | None,
+                         half_cut_only: bool) -> tuple[float, float] | None:
+    """(mean of `key`, cut_gap x the same steps' mean reward_std) over the last sustained_truncation_steps logs
+    (with `half_cut_only`, those with sustained_clipped_ratio cut or more) that logged both; None where fewer
+    than min_steps (default truncation_steps) did. The margin is in reward units: a group's spread is what
+    its advantages are measured against."""
+    pairs = [(finite(logs.get(key)), finite(logs.get("reward_std")))
              for logs in h.recent(int(c.sustained_truncation_steps))
-             if (finite(logs.get("completions/clipped_ratio")) or 0.0) >= c.sustained_clipped_ratio]
-    pairs = [(gap, std) for gap, std in pairs if gap is not None and std is not None]
+             if not half_cut_only
+             or (finite(logs.get("completions/clipped_ratio")) or 0.0) >= c.sustained_clipped_ratio]
+    pairs = [(value, std) for value, std in pairs if value is not None and std is not None]
     if len(pairs) < max(1, int(c.truncation_steps if min_steps is None else min_steps)):
         return None
-    return (sum(gap for gap, _ in pairs) / len(pairs), c.cut_gap * sum(std for _, std in pairs) / len(pairs))
-
-
-def cut_answer_kept(h: History, c: HealthConfig) -> float | None:
-    """The cut completions' mean answer score (completions/cut_answer_score) over the last
-    sustained_truncation_steps logs (truncation_steps of them at least), where it is clearly above nothing (more than cut_gap x their mean reward_std); else None. With every
-    completion cut there is no finished one to compare with, but a cut that hides the answer leaves the answer
-    rewards at about 0 (a 2-token limit: 0.00), while a model that writes its answer line and talks on keeps
-    earning them (the words demo, seed 2: 100% cut from step 10 at 0.67 held-out accuracy)."""
-    pairs = [(finite(logs.get("completions/cut_answer_score")), finite(logs.get("reward_std")))
-             for logs in h.recent(int(c.sustained_truncation_steps))]
-    pairs = [(score, std) for score, std in pairs if score is not None and std is not None]
-    if len(pairs) < int(c.truncation_steps):
-        return None
-    score = sum(s for s, _ in pairs) / len(pairs)
-    margin = c.cut_gap * sum(std for _, std in pairs) / len(pairs)
-    return score if score > margin else None
+    return (sum(value for value, _ in pairs) / len(pairs), c.cut_gap * sum(std for _, std in pairs) / len(pairs))
 
 
 def cut_costs_answer(mean: float, margin: float) -> bool:
