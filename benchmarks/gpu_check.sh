@@ -12,7 +12,7 @@
 # What travels (fetch prints the sizes; 37 MiB in all, under the device's 64 MiB carry limit):
 #   missing there:   trl, datasets, dill, multiprocess, math-verify, latex2sympy2_extended,
 #                    antlr4-python3-runtime, rapidfuzz, jsonschema, jsonschema-specifications,
-#                    referencing, rpds-py, pebble, gguf
+#                    referencing, rpds-py, pebble, gguf, httpx2, httpcore2, truststore (the judge client)
 #   tested versions: transformers, peft, accelerate, regex (the machine's own may differ)
 #   bitsandbytes:    unpacked with only its CUDA 13 and CPU libraries (3.9 MiB each; the whole
 #                    wheel is 41 MiB), so the `memory` profile's 8-bit AdamW can be measured
@@ -25,6 +25,7 @@ PYTHON=${PYTHON:-python3}
 PURE=(trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 math-verify==0.9.0
       latex2sympy2_extended==1.11.0 antlr4-python3-runtime==4.13.2 jsonschema==4.26.0
       jsonschema-specifications==2025.9.1 referencing==0.37.0 pebble==5.2.3 gguf==0.19.0
+      httpx2==2.16.2 httpcore2==2.16.2 truststore==0.10.5
       transformers==5.24.0 peft==0.21.2 accelerate==1.16.0)
 BINARY=(rapidfuzz==3.14.6 rpds-py==2026.9.1 regex==2026.11.19)
 BNB=bitsandbytes==0.50.2
