@@ -1,7 +1,7 @@
 """One prepared check of the production recipes on a GPU: step time, peak memory, the doctor's
 estimate against it, generation speed and the health callback's cost, in one JSON.
 
-    python -m benchmarks.gpu_check [--out benchmarks/results/gpu_check.json] [--budget-s 360]
+    python -m benchmarks.gpu_check [--out benchmarks/results/gpu_check.json] [--budget-s 450]
     python -m benchmarks.gpu_check --tiny --out /tmp/gpu_check.json     # CPU, toy widths (the test)
     bash benchmarks/gpu_check.sh                                      # on the device machine (README)
 
@@ -45,7 +45,7 @@ MODELS = ("qwen2.5-1.5b", "smollm2-135m")
 # fits its budget on one GPU; tiny: the same runs at toy sizes for a 2-core CPU.
 SIZES = {
     "full": {"num_generations": 8, "completion_tokens": 256, "steps": 3, "micro_batch": 8, "large_batch": 16,
-             "generation_batch": 8, "generation_tokens": 256, "budget_s": 360, "prepare_timeout_s": 150,
+             "generation_batch": 8, "generation_tokens": 256, "budget_s": 450, "prepare_timeout_s": 150,
              "train_timeout_s": 120},
     "tiny": {"num_generations": 4, "completion_tokens": 8, "steps": 2, "micro_batch": 4, "large_batch": 16,
              "generation_batch": 4, "generation_tokens": 8, "budget_s": 900, "prepare_timeout_s": 300,
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="toy model widths, for a CPU (the test suite runs this)")
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--budget-s", type=float, help="total time for every run (default: 360 full, 900 tiny)")
+    parser.add_argument("--budget-s", type=float, help="total time for every run (default: 450 full, 900 tiny)")
     parser.add_argument("--only", action="append", help="run only this training run (repeatable)")
     args = parser.parse_args(argv)
     mode = "tiny" if args.tiny else "full"
