@@ -51,3 +51,24 @@ def test_architecture_page_lists_what_the_code_has():
         assert f"| `{name}` |" in page, name
     for command in ("train", "doctor", "report", "rewards probe", "judge check"):
         assert f"| `grpokit {command}` |" in page, command
+
+
+def test_prose_that_names_code_is_checked(tmp_path):
+    # Hand-written prose drifts: a wrong reward count, a module that moved, a dotted name that is gone.
+    from grpokit import rewards
+    from grpokit.docgen import prose_errors
+
+    count = len(rewards.names())
+    (tmp_path / "skill").mkdir()
+    (tmp_path / "README.md").write_text(f"{count} rewards; {count - 2}+ reward functions; a config with 3 rewards.\n"
+                                        "See `health/rules.py` and grpokit.rewards.registry.register.\n")
+    (tmp_path / "skill" / "x.md").write_text(f"{count - 1} rewards. `health/nowhere.py`. grpokit.health.gone\n")
+    src = tmp_path / "src" / "grpokit" / "health"
+    src.mkdir(parents=True)
+    (src / "rules.py").write_text("")
+    errors = prose_errors(tmp_path)
+    assert len(errors) == 3, errors
+    assert any(f"'{count - 1} rewards'" in e for e in errors)
+    assert any("health/nowhere.py" in e for e in errors)
+    assert any("grpokit.health.gone" in e for e in errors)
+    assert not any("README.md" in e for e in errors)

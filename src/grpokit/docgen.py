@@ -1,12 +1,15 @@
 """Generates the reference pages of skill/ and the lists of docs/architecture.md from the code, so they cannot drift.
 
     python -m grpokit.docgen          # rewrite skill/rewards.md, skill/troubleshooting.md, docs/architecture.md's lists
-    python -m grpokit.docgen --check  # exit 1 when a page differs from what the code says
+    python -m grpokit.docgen --check  # exit 1 when a page differs from what the code says,
+                                      # or prose names a module that is gone or a wrong reward count
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -179,6 +182,58 @@ def fill_blocks(text: str) -> str:
     return re.sub(r"<!-- generated: ([\w-]+) -->.*?<!-- /generated -->", fill, text, flags=re.S)
 
 
+# ---------------------------------------------------------------- prose that names the code
+
+# Written by hand, so no generator keeps them true: the reward count ("37 rewards") and the
+# modules the prose points at (`health/rules.py`, a dotted name in the package).
+PROSE = ("README.md", "SKILL.md", "skill/*.md", "docs/*.md", "src/grpokit/**/*.py")
+_COUNT = re.compile(r"\b(\d+)(\+?) (?:registered )?(?:rewards|reward functions)\b")
+_PATH = re.compile(r"`((?:[a-z_]+/)+[a-z_]+\.py)`")
+_DOTTED = re.compile(r"\bgrpokit((?:\.[A-Za-z_]\w*)+)")
+_COUNT_FLOOR = 10  # "3 rewards" is a config's size, not the catalogue's
+
+
+def _names_a_thing(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
+        module = ".".join(parts[:i])
+        try:
+            found = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            found = None
+        if found:
+            obj = importlib.import_module(module)
+            for attr in parts[i:]:
+                if not hasattr(obj, attr):
+                    return False
+                obj = getattr(obj, attr)
+            return True
+    return False
+
+
+def prose_errors(root: Path) -> list[str]:
+    """'file: what is wrong' for each reward count or module name in prose that the code contradicts."""
+    from grpokit import rewards
+
+    count = len(rewards.names())
+    errors: set[str] = set()
+    for pattern in PROSE:
+        for path in sorted(root.glob(pattern)):
+            text, rel = path.read_text(encoding="utf-8"), path.relative_to(root).as_posix()
+            for m in _COUNT.finditer(text):
+                n = int(m.group(1))
+                if n >= _COUNT_FLOOR and (n > count if m.group(2) else n != count):
+                    errors.add(f"{rel}: says {m.group(0)!r}; {count} are registered")
+            for m in _PATH.finditer(text):
+                bases = (root, root / "src" / "grpokit", root / "src", path.parent)
+                if not any((base / m.group(1)).exists() for base in bases):
+                    errors.add(f"{rel}: names `{m.group(1)}`, which does not exist")
+            for m in _DOTTED.finditer(text):
+                if not _names_a_thing("grpokit" + m.group(1)):
+                    errors.add(f"{rel}: names grpokit{m.group(1)}, which does not exist")
+    return sorted(errors)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
@@ -198,8 +253,10 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text)
     if stale:
         print("out of date (run `python -m grpokit.docgen`): " + ", ".join(stale), file=sys.stderr)
-        return 1
-    return 0
+    wrong = prose_errors(Path(args.root)) if args.check else []
+    for line in wrong:
+        print(f"prose out of date (edit it by hand): {line}", file=sys.stderr)
+    return 1 if stale or wrong else 0
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ wrapper (grpokit.rewards.trainer_rewards.TrainerRewards, which takes `grpokit_*`
 off before the rewards see them): each scored batch's weighted totals, as TRL sums them
 (None skipped), are judged per group.
 
-How it drops rows: grpokit's trainer (grpokit.training.trainer.GrpokitTrainer) asks
+How it drops rows: grpokit's trainer (grpokit.training.grpo_trainer.GrpokitTrainer) asks
 `filtered_sampler` for its train sampler instead of TRL's RepeatSampler: the same order as TRL's
 RepeatSampler -- chunks of generation_batch_size / num_generations prompts, each
 chunk yielded num_iterations * steps_per_generation times, each prompt num_generations
