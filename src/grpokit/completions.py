@@ -8,6 +8,7 @@ return None when there is nothing to extract.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Callable, Iterable, Iterator
 
@@ -244,12 +245,34 @@ def committed_json(text: str, wanted: Callable[[Any], bool] | None = None) -> An
     return containers[-1] if containers else None
 
 
+def _not_json(literal: str) -> float:
+    raise ValueError(f"{literal} is not a JSON number")
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if value in (math.inf, -math.inf):  # 1e999 overflows to inf: a bound check would pass it
+        raise ValueError(f"{literal} overflows a JSON number")
+    return value
+
+
+# JSON (RFC 8259) has no NaN or Infinity, but Python's json module reads them as floats by
+# default; NaN then passes every schema bound (NaN < 18 and NaN > 90 are both false), so
+# `{"age": NaN}` validated against minimum 18 / maximum 90. Model output is parsed strictly.
+_DECODER = json.JSONDecoder(parse_constant=_not_json, parse_float=_finite)
+
+
+def loads_json(text: str) -> Any:
+    """`json.loads` for model output: strict JSON, so NaN, Infinity and numbers that overflow to inf raise ValueError."""
+    return _DECODER.decode(text)
+
+
 def _whole_json_values(text: str) -> Iterator[Any]:
     """The fenced ```json (or untagged) block, then the whole text, each where it parses (never `null`)."""
     fenced = extract_code_block(text, "json")
     for candidate in ([fenced] if fenced else []) + [text.strip()]:
         try:
-            value = json.loads(candidate)
+            value = loads_json(candidate)
         except (ValueError, RecursionError):
             continue
         if value is not None:
@@ -273,7 +296,7 @@ def json_values(text: str, limit: int = 8) -> Iterator[Any]:
             yield value
             if found >= limit:
                 return
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     pos, failures = 0, 0
     # Bounded: a completion full of braces must not make this quadratic.
     while failures < 64:
