@@ -16,7 +16,7 @@ from grpokit.rewards.registry import canonical
 _GOLD = ("answer", None, "set data.answer_column to the column with the gold answers")
 NEEDS: dict[str, tuple[str, str | None, str]] = {
     **{name: _GOLD for name in ("exact_match", "fuzzy_match", "numeric_match", "numeric_closeness", "math_equivalence",
-                                "multiple_choice", "contains_answer", "json_object_match")},
+                                "multiple_choice", "contains_answer", "json_object_match", "json_field_match")},
     "code_execution": ("tests", None, "map your tests column onto it: data.columns: {test_list: tests}"),
     "json_schema": ("schema", "schema", "map your schema column onto it (data.columns: {json_schema: schema}) "
                                         "or give one schema for every row as params.schema"),

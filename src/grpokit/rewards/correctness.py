@@ -183,7 +183,14 @@ def _fuzzy_score(text: str, gold: Any, threshold: float | None, case_sensitive: 
 
 
 def _number_values(text: str) -> list[float]:
-    return [n.value for n in _numbers.numbers_in(_numbers.normalise(text))]
+    text = _numbers.normalise(text)
+    values = []
+    for n in _numbers.numbers_in(text):
+        # The number reader takes "every -4" as a subtraction; the text comparison keeps that
+        # minus (as it keeps "-5"), so the numbers must too, or "-4" would pass for "4".
+        signed = n.value > 0 and n.start > 0 and text[n.start - 1] == "-" and not text[n.start - 2 : n.start - 1].isalnum()
+        values.append(-n.value if signed else n.value)
+    return values
 
 
 def _same_numbers(found: list[float], wanted: list[float]) -> bool:
