@@ -240,9 +240,14 @@ def committed_json(text: str, wanted: Callable[[Any], bool] | None = None) -> An
     text = text[:_MAX_SCAN]
     for value in _whole_json_values(text):
         return value
-    containers = [v for v in json_values(text, limit=64)
-                  if isinstance(v, (dict, list)) and (wanted is None or wanted(v))]
-    return containers[-1] if containers else None
+    # Every embedded value in order, repeats included and no cap on the count: with repeats
+    # dropped, "wrong, gold, wrong" read the gold as last; with a cap, the gold placed
+    # at the cap before a wrong final object was read as last.
+    last = None
+    for value in _embedded_json_values(text):
+        if isinstance(value, (dict, list)) and (wanted is None or wanted(value)):
+            last = value
+    return last
 
 
 def _not_json(literal: str) -> float:
@@ -296,20 +301,7 @@ def json_values(text: str, limit: int = 8) -> Iterator[Any]:
             yield value
             if found >= limit:
                 return
-    decoder = _DECODER
-    pos, failures = 0, 0
-    # Bounded: a completion full of braces must not make this quadratic.
-    while failures < 64:
-        match = _JSON_START.search(text, pos)
-        if match is None:
-            return
-        try:
-            value, end = decoder.raw_decode(text, match.start())
-        except (ValueError, RecursionError):
-            failures += 1
-            pos = match.start() + 1
-            continue
-        pos = end
+    for value in _embedded_json_values(text):
         if value in seen:
             continue
         seen.append(value)
@@ -317,6 +309,24 @@ def json_values(text: str, limit: int = 8) -> Iterator[Any]:
         yield value
         if found >= limit:
             return
+
+
+def _embedded_json_values(text: str) -> Iterator[Any]:
+    """Each object or array embedded in the text, left to right, repeats included (not their nested values)."""
+    pos, failures = 0, 0
+    # Bounded: a completion full of braces must not make this quadratic.
+    while failures < 64:
+        match = _JSON_START.search(text, pos)
+        if match is None:
+            return
+        try:
+            value, end = _DECODER.raw_decode(text, match.start())
+        except (ValueError, RecursionError):
+            failures += 1
+            pos = match.start() + 1
+            continue
+        pos = end
+        yield value
 
 
 _JSON_START = re.compile(r"[\[{]")

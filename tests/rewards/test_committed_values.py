@@ -258,3 +258,25 @@ def test_citation_names_a_missing_answer_column():
         get("citation", answer_sources="holders")(["[1]"], sources=[["a doc"]])
     with pytest.raises(RewardConfigError, match="name of a data column"):
         get("citation", answer_column="")
+
+
+# ------------------------------------------------------------ the committed object among others
+
+def _hedges(gold: str, wrong: str) -> list[tuple[str, str]]:
+    """(completion, the object it ends on): the gold among wrong objects in prose, in every order of three
+    (repeats included), and the gold placed at position 64 or 65 before a wrong final object."""
+    out = []
+    for order in itertools.product((gold, wrong), repeat=3):
+        out.append(("Options: " + " then ".join(order) + ".", order[-1]))
+        out.append(("\\boxed{" + "} \\boxed{".join(order) + "}", order[-1]))
+    for position in (63, 64, 65):
+        out.append((" ".join([wrong] * position + [gold, wrong]), wrong))
+    return out
+
+
+@pytest.mark.parametrize("name", ["json_object_match", "json_field_match"])
+def test_the_last_object_in_prose_is_the_answer_whatever_came_before(name):
+    gold, wrong = '{"name": "Ana", "age": 30}', '{"name": "xAna", "age": 31}'
+    reward = get(name)
+    for text, last in _hedges(gold, wrong):
+        assert reward([text], answer=[gold]) == [1.0 if last == gold else 0.0], text[:120]
