@@ -280,3 +280,29 @@ def test_the_last_object_in_prose_is_the_answer_whatever_came_before(name):
     reward = get(name)
     for text, last in _hedges(gold, wrong):
         assert reward([text], answer=[gold]) == [1.0 if last == gold else 0.0], text[:120]
+
+
+def test_a_config_whose_citation_names_an_undelivered_column_is_refused(tmp_path):
+    import yaml
+
+    from grpokit.config.run_config import load_config
+    from grpokit.errors import ConfigError
+
+    data = tmp_path / "kb.csv"
+    data.write_text("question,answer,sources,holds\n" + "How much?,60 euros,Tickets cost 60 euros.|Parking is free.,1\n" * 4,
+                    encoding="utf-8")
+    cfg = {"name": "kb", "data": {"source": str(data), "eval_size": 0, "columns": {"sources": "sources"},
+                                  "answer_column": "answer"},
+           "rewards": [{"name": "citation", "params": {"answer_sources": "holds"}}]}
+    path = tmp_path / "kb.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"citation's answer_sources reads the `holds` column.*data.columns: \{holds: holds\}"):
+        load_config(str(path))
+    cfg["data"]["columns"]["holds"] = "holds"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    load_config(str(path))
+    cfg["rewards"][0]["params"] = {"answer_column": "answer"}
+    cfg["data"]["answer_column"] = None
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    with pytest.raises(ConfigError, match="citation's answer_column reads the `answer` column.*data.answer_column"):
+        load_config(str(path))

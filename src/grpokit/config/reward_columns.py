@@ -53,6 +53,7 @@ def check_reward_columns(specs, where: str, data) -> None:
             continue  # unknown names are reported by the reward check
         if name == "citation":
             _check_sources(spec, i, where, data, delivered)
+            _check_answer_holders(spec, i, where, delivered)
         need = NEEDS.get(name)
         if need is None:
             continue
@@ -80,3 +81,16 @@ def _check_sources(spec, i: int, where: str, data, delivered: set[str]) -> None:
         raise ConfigError(f"{where}[{i}] citation checks citations against the `sources` column, and {data.source} has "
                           f"a `{found}` column that data.columns does not pass on; add data.columns: {{{found}: sources}} "
                           "(or set the reward's check_sources: false)")
+
+
+def _check_answer_holders(spec, i: int, where: str, delivered: set[str]) -> None:
+    """citation's answer_sources / answer_column name columns; one the data does not deliver fails every batch."""
+    params = spec.params or {}
+    for param in ("answer_sources", "answer_column"):
+        column = params.get(param)
+        if isinstance(column, str) and column and column not in delivered:
+            given = ", ".join(sorted(delivered)) or "none"
+            how = ("set data.answer_column" if column == "answer"
+                   else f"map it in data.columns (data.columns: {{{column}: {column}}})")
+            raise ConfigError(f"{where}[{i}] citation's {param} reads the `{column}` column, which the data does not "
+                              f"provide (it provides: {given}); {how}, or leave {param} out")
