@@ -235,19 +235,27 @@ def committed_json(text: str, wanted: Callable[[Any], bool] | None = None) -> An
     the prose that `wanted` accepts (default: any): an answer comes after the
     reasoning, so an object quoted on the way (the gold among guesses, a draft) is
     not the answer. Reading the first one paid for the gold mentioned anywhere
-    before a wrong final object.
+    before a wrong final object. Prose with more than 1,000 JSON values commits to
+    none (None). JSON is read strictly (`loads_json`).
     """
     text = text[:_MAX_SCAN]
     for value in _whole_json_values(text):
         return value
-    # Every embedded value in order, repeats included and no cap on the count: with repeats
-    # dropped, "wrong, gold, wrong" read the gold as last; with a cap, the gold placed
-    # at the cap before a wrong final object was read as last.
+    # Every embedded value in order, repeats included: with repeats dropped, "wrong, gold,
+    # wrong" read the gold as last. Past _MAX_EMBEDDED values the text commits to none
+    # (no answer is prose around a thousand JSON values): reading only the first N would
+    # take the gold placed N-th before a wrong final object, and reading them all costs
+    # 0.3 s on 200 kB of "[1]".
     last = None
-    for value in _embedded_json_values(text):
+    for count, value in enumerate(_embedded_json_values(text)):
+        if count >= _MAX_EMBEDDED:
+            return None
         if isinstance(value, (dict, list)) and (wanted is None or wanted(value)):
             last = value
     return last
+
+
+_MAX_EMBEDDED = 1000
 
 
 def _not_json(literal: str) -> float:

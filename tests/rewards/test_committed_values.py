@@ -306,3 +306,13 @@ def test_a_config_whose_citation_names_an_undelivered_column_is_refused(tmp_path
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     with pytest.raises(ConfigError, match="citation's answer_column reads the `answer` column.*data.answer_column"):
         load_config(str(path))
+
+
+@pytest.mark.parametrize("name", ["json_object_match", "json_field_match", "json_format"])
+def test_prose_of_a_thousand_json_values_commits_to_none(name):
+    # Reading every value of 200 kB of "[1]" cost 0.3 s; past 1,000 values there is no answer, gold last or not.
+    gold = '{"name": "Ana", "age": 30}'
+    reward = get(name)
+    assert reward([" ".join(["[1]"] * 1000 + [gold])], answer=[gold]) == [0.0]
+    assert reward([" ".join(["[1]"] * 998 + [gold])], answer=[gold]) == [1.0]
+    assert committed_json("[1] " * 66_666) is None
