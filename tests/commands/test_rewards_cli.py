@@ -249,15 +249,15 @@ def test_test_correctness_reward_that_disagrees_with_labels_exits_1(tmp_path):
 def test_test_preset(tmp_path):
     # Runs every reward of the preset; in a branch where one is not registered
     # yet it is a usage error that names the missing reward.
-    path = write_samples(tmp_path, [{"completion": '{"a": 1}', "schema": {"type": "object"}},
-                                    {"completion": "not json", "schema": {"type": "object"}}])
+    path = write_samples(tmp_path, [{"completion": '{"a": 1}', "schema": {"type": "object"}, "answer": {"a": 1}},
+                                    {"completion": "not json", "schema": {"type": "object"}, "answer": {"a": 1}}])
     result = invoke("test", str(path), "--preset", "json", "--json")
-    missing = [n for n in ("json_format", "json_schema") if n not in registry.names()]
+    missing = [n for n in ("json_format", "json_schema", "json_field_match") if n not in registry.names()]
     if missing:
         assert result.exit_code == 2 and missing[0] in result.output
     else:
         assert result.exit_code == 0, result.output
-        assert set(json.loads(result.output)["rewards"]) == {"json_format", "json_schema"}
+        assert set(json.loads(result.output)["rewards"]) == {"json_format", "json_schema", "json_field_match"}
 
 
 def test_subprocess_entry_point(tmp_path):

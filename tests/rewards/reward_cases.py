@@ -86,6 +86,8 @@ CASES = {
                               "a gold with no number"),
     "json_object_match": Case({"answer_format": {"reasoning_tag": "think", "answer_tag": "answer"}},
                               {"answer": '{"name": "Ada", "age": 36}'}, {"answer": "42"}, "a gold that is not a JSON object"),
+    "json_field_match": Case({"answer_format": {"reasoning_tag": "think", "answer_tag": "answer"}},
+                             {"answer": '{"name": "Ada", "age": 36}'}, {"answer": "42"}, "a gold that is not a JSON object"),
     "numeric_match": Case({"rel_tol": 0.01, "answer_format": {"reasoning_tag": "think", "answer_tag": "answer"}},
                           {"answer": "2"}, {"answer": "Answer is forty two."}, "a gold with no number"),
     "reasoning_quality": Case({"target_steps": 2}, {}, None, "steps and connectives can be counted in any text"),

@@ -32,7 +32,7 @@ PRESET_ROWS = {
     "code_generation": CODE + [dict(IO[0], tests=IO[0]["tests"] + [{"input": "5 5\n", "output": "10\n"}])],
     "summarization": [{"prompt": _msg(f"Summarize: {DOCUMENT}"),
                        "reference": "The council approved a new downtown library, opening in 2026 at a cost of 12 million dollars."}],
-    "json_output": [{"prompt": _msg("Give a person as JSON with name and age."),
+    "json_output": [{"prompt": _msg("Give a person as JSON with name and age: Ada, 36."), "answer": '{"name": "Ada", "age": 36}',
                      "schema": {"type": "object", "required": ["name", "age"],
                                 "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}}}}],
     "kb_qa": [{"prompt": _msg("Documents:\n[1] The museum opens at 9 am.\n[2] A ticket costs 14 euros.\n\n"

@@ -16,7 +16,7 @@ from grpokit.rewards.registry import canonical
 _GOLD = ("answer", None, "set data.answer_column to the column with the gold answers")
 NEEDS: dict[str, tuple[str, str | None, str]] = {
     **{name: _GOLD for name in ("exact_match", "fuzzy_match", "numeric_match", "numeric_closeness", "math_equivalence",
-                                "multiple_choice", "contains_answer", "json_object_match")},
+                                "multiple_choice", "contains_answer", "json_object_match", "json_field_match")},
     "code_execution": ("tests", None, "map your tests column onto it: data.columns: {test_list: tests}"),
     "json_schema": ("schema", "schema", "map your schema column onto it (data.columns: {json_schema: schema}) "
                                         "or give one schema for every row as params.schema"),
@@ -53,6 +53,7 @@ def check_reward_columns(specs, where: str, data) -> None:
             continue  # unknown names are reported by the reward check
         if name == "citation":
             _check_sources(spec, i, where, data, delivered)
+            _check_answer_holders(spec, i, where, delivered)
         need = NEEDS.get(name)
         if need is None:
             continue
@@ -80,3 +81,16 @@ def _check_sources(spec, i: int, where: str, data, delivered: set[str]) -> None:
         raise ConfigError(f"{where}[{i}] citation checks citations against the `sources` column, and {data.source} has "
                           f"a `{found}` column that data.columns does not pass on; add data.columns: {{{found}: sources}} "
                           "(or set the reward's check_sources: false)")
+
+
+def _check_answer_holders(spec, i: int, where: str, delivered: set[str]) -> None:
+    """citation's answer_sources / answer_column name columns; one the data does not deliver fails every batch."""
+    params = spec.params or {}
+    for param in ("answer_sources", "answer_column"):
+        column = params.get(param)
+        if isinstance(column, str) and column and column not in delivered:
+            given = ", ".join(sorted(delivered)) or "none"
+            how = ("set data.answer_column" if column == "answer"
+                   else f"map it in data.columns (data.columns: {{{column}: {column}}})")
+            raise ConfigError(f"{where}[{i}] citation's {param} reads the `{column}` column, which the data does not "
+                              f"provide (it provides: {given}); {how}, or leave {param} out")

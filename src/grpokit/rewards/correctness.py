@@ -8,14 +8,13 @@ acceptable answers: any one of them counts.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any, Callable
 
 from rapidfuzz import fuzz
 
-from grpokit.completions import committed_json, texts
+from grpokit.completions import committed_json, loads_json, texts
 from grpokit.rewards import _answers, _numbers
 from grpokit.rewards._bound import BatchReward, Lazy
 from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
@@ -144,6 +143,13 @@ def fuzzy_match(threshold: float | None = None, case_sensitive: bool = False, co
     and case ignored unless `case_sensitive`). Useful for short free-text
     answers where a near miss ("Pariss") should still earn partial credit.
 
+    Numbers are compared as numbers, not as characters: the answer scores 0.0
+    unless it holds the same numbers as the gold answer, by value (`14 euros`
+    for gold `14 euros` is graded as text; `140 euros`, `41 euros`,
+    `15 euros` and `14 or 140 euros` score 0.0, however close the spelling).
+    Units and wording around the numbers are graded as text; `1,000` is `1000`
+    and `50%` is 50, as in `numeric_match`.
+
     - `threshold` (0..1, default none): similarities below it score 0.0, so only
       close answers are rewarded; at or above it the graded score is kept.
     - `answer_format`: which tag holds the answer, as for `exact_match`.
@@ -166,11 +172,34 @@ def _fuzzy_score(text: str, gold: Any, threshold: float | None, case_sensitive: 
     golds = _answers.gold_options(gold)
     if golds is None:
         return None
-    answer = _answers.normalise(fmt.committed(text)[-10_000:], case_sensitive=case_sensitive)
+    committed = fmt.committed(text)[-10_000:]
+    answer = _answers.normalise(committed, case_sensitive=case_sensitive)
     if not answer:
         return 0.0
-    best = max(fuzz.ratio(answer, _answers.normalise(g, case_sensitive=case_sensitive)) for g in golds) / 100.0
+    values = _number_values(committed)
+    best = max((fuzz.ratio(answer, _answers.normalise(g, case_sensitive=case_sensitive))
+                for g in golds if _same_numbers(values, _number_values(g))), default=0.0) / 100.0
     return 0.0 if threshold is not None and best < threshold else best
+
+
+def _number_values(text: str) -> list[float]:
+    text = _numbers.normalise(text)
+    values = []
+    for n in _numbers.numbers_in(text):
+        # The number reader takes "every -4" as a subtraction; the text comparison keeps that
+        # minus (as it keeps "-5"), so the numbers must too, or "-4" would pass for "4".
+        signed = n.value > 0 and n.start > 0 and text[n.start - 1] == "-" and not text[n.start - 2 : n.start - 1].isalnum()
+        values.append(-n.value if signed else n.value)
+    return values
+
+
+def _same_numbers(found: list[float], wanted: list[float]) -> bool:
+    # Character similarity cannot tell a wrong number from a typo: "140 euros" is 0.94
+    # like "14 euros". Every number on each side must be on the other, by value.
+    def covered(xs: list[float], ys: list[float]) -> bool:
+        return all(any(math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12) for y in ys) for x in xs)
+
+    return covered(found, wanted) and covered(wanted, found)
 
 
 # ------------------------------------------------------------- numeric match
@@ -517,6 +546,61 @@ def json_object_match(column: str = "answer", answer_format: Any = None):
     return GoldReward("json_object_match", _json_object_score, column, fmt=_format("json_object_match", answer_format))
 
 
+@register("json_field_match", aliases=("json_fields",), family=FAMILY)
+def json_field_match(column: str = "answer", answer_format: Any = None):
+    """Share of the gold JSON object's fields that the completion's object has with the same value.
+
+    Partial credit where `json_object_match` is all or nothing. The object is
+    read as for `json_object_match` (the answer tag, a fenced block, the whole
+    text, else the last object in the text). Nested objects count field by
+    field (`{"a": {"b": 1, "c": 2}}` has the fields a.b and a.c); a list or
+    any other value is one field. A field counts when the answer has it with an
+    equal value, types included (`"31"` is not `31`, `false` is not `0`).
+    Score = matching fields / (gold fields + extra fields the answer adds), so
+    1.0 only for the gold object, and inventing keys costs. An object of empty
+    strings, zeros and `false` built from the key list earns only the fields
+    whose gold value happens to be empty, zero or false. 0.0 when the answer
+    holds no JSON object.
+
+    - `answer_format`: which tag holds the answer, as for `exact_match`.
+
+    Reads the `answer` column (or `column`): a JSON object, as a dict or as
+    JSON text. None for a row whose gold is missing or not a JSON object.
+    """
+    _check_column("json_field_match", column)
+    return GoldReward("json_field_match", _json_field_score, column, fmt=_format("json_field_match", answer_format))
+
+
+def _fields(obj: dict) -> dict[tuple, Any]:
+    """path -> value for every field of a JSON object, nested objects opened (an empty one is a value)."""
+    out: dict[tuple, Any] = {}
+    stack: list[tuple[tuple, dict]] = [((), obj)]
+    while stack:  # no recursion: an answer nested 10,000 deep must score 0, not fail to None
+        prefix, node = stack.pop()
+        for key, value in node.items():
+            path = (*prefix, key)
+            if isinstance(value, dict) and value:
+                stack.append((path, value))
+            else:
+                out[path] = value
+    return out
+
+
+def _json_field_score(text: str, gold: Any, fmt: AnswerFormat = DEFAULT) -> float | None:
+    expected = gold_json_object(gold)
+    if expected is None:
+        return None
+    tagged = fmt.tagged(text[-100_000:])
+    answer = committed_json(tagged or text)
+    if not isinstance(answer, dict):
+        return 0.0
+    want, got = _fields(expected), _fields(answer)
+    if not want and not got:
+        return 1.0  # gold {} answered {}
+    hits = sum(1 for path, value in want.items() if path in got and same_json(got[path], value))
+    return hits / len(want.keys() | got.keys())
+
+
 def gold_json_object(value: Any) -> dict | None:
     """A gold answer as a JSON object (a dict, or JSON text of one); None otherwise."""
     if isinstance(value, dict):
@@ -524,7 +608,7 @@ def gold_json_object(value: Any) -> dict | None:
     if not isinstance(value, str) or not value.lstrip().startswith("{"):
         return None
     try:
-        parsed = json.loads(value)
+        parsed = loads_json(value)
     except (ValueError, RecursionError):
         return None
     return parsed if isinstance(parsed, dict) else None

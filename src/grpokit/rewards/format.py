@@ -13,7 +13,7 @@ import re
 from itertools import islice
 from typing import Any, Sequence
 
-from grpokit.completions import code_blocks, committed_json, json_values, language_matches, texts
+from grpokit.completions import code_blocks, committed_json, language_matches, loads_json, texts
 from grpokit.rewards._bound import BatchReward, TextReward
 from grpokit.rewards.answer_format import AnswerFormat, check_tag, tags_in_order
 from grpokit.rewards.registry import RewardConfigError, register
@@ -215,7 +215,7 @@ def _whole_json(text: str) -> bool:
         if newline > 0 and "`" not in stripped[3:newline] and "```" not in body:
             stripped = body
     try:
-        value = json.loads(stripped)
+        value = loads_json(stripped)
     except (ValueError, RecursionError):
         return False
     return isinstance(value, (dict, list))
@@ -223,13 +223,17 @@ def _whole_json(text: str) -> bool:
 
 @register("json_format", family="format")
 def json_format(whole: bool = False):
-    """1.0 when the completion contains (or, with whole=True, is) a valid JSON object or array.
+    """1.0 when the completion's answer is (or, with whole=True, the completion is) a JSON object or array.
 
-    Scores 1.0 or 0.0. By default a JSON object or array anywhere in the text
-    counts if it is non-empty (the `{}` and `[]` of LaTeX and code prose are
-    not JSON answers). With `whole=True` the completion, stripped, must parse
-    as one object or array; a single fenced ```json block around it is
-    allowed. Bare scalars (`42`, `"yes"`) do not count.
+    Scores 1.0 or 0.0. By default the answer is the value the completion
+    commits to (`completions.committed_json`): a fenced ```json block, else the
+    whole text, either a non-empty object or array; else, in prose, the last
+    non-empty JSON *object*. A bracket in prose is not a JSON answer ("Step [2]",
+    "see [1, 3]" parse as arrays), nor are the `{}` and `[]` of LaTeX and code.
+    With `whole=True` the completion, stripped, must parse as one object or
+    array; a single fenced ```json block around it is allowed. Bare scalars
+    (`42`, `"yes"`) never count, and JSON is read strictly: `NaN`, `Infinity`
+    and numbers that overflow (`1e999`) are not JSON.
 
     Parameters:
       whole: require the entire completion to be JSON (default False).
@@ -239,11 +243,16 @@ def json_format(whole: bool = False):
     if not isinstance(whole, bool):
         raise RewardConfigError(f"whole must be true or false, got {whole!r}")
 
-    return TextReward("json_format", _whole_json if whole else _contains_json)
+    return TextReward("json_format", _whole_json if whole else _answer_json)
 
 
-def _contains_json(text: str) -> bool:
-    return any(isinstance(v, (dict, list)) and v for v in json_values(text))
+def _prose_object(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value)
+
+
+def _answer_json(text: str) -> bool:
+    value = committed_json(text, _prose_object)
+    return isinstance(value, (dict, list)) and bool(value)
 
 
 @register("regex_format", aliases=("pattern_format",), family="format")
@@ -434,7 +443,12 @@ def json_schema(schema: Any = None, partial_max: float = 0.5):
 
     The JSON is a fenced ```json block, else the completion itself, else the
     last object/array of the schema's type in the text (a draft quoted before
-    the final answer is not scored). Scores: 1.0 when it validates; otherwise, for a
+    the final answer is not scored). JSON is read strictly, so `NaN` and
+    `Infinity` (which pass every `minimum`/`maximum`) are not numbers: such an
+    answer does not parse. This reward checks shape, not truth: an object of
+    empty strings and zeros validates a schema of strings and integers, so pair
+    it with a reward that compares values with a gold answer (`json_field_match`).
+    Scores: 1.0 when it validates; otherwise, for a
     JSON object, `partial_max` x (share of the schema's top-level `required`
     keys that are present with a value their property schema accepts); 0.0
     when no JSON is found or nothing counts. None when the row has no usable

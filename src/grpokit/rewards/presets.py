@@ -133,24 +133,29 @@ _PRESETS: dict[str, Preset] = {
         ),
         Preset(
             "json_output",
-            "Structured output: valid JSON first, then JSON that validates against the row's `schema`.",
-            ("schema",),
+            "Structured output: one JSON object that validates against the row's `schema` and holds the "
+            "values of the gold object in `answer`, field by field (a schema alone pays an object of empty "
+            "strings and zeros as much as the right one).",
+            ("schema", "answer"),
             (
-                _r("json_format", 0.5),
-                _r("json_schema", 2.0),
+                _r("json_field_match", 2.0),
+                _r("json_schema", 1.0),
+                _r("json_format", 0.5, whole=True),
             ),
             "Reply with a single JSON object that follows the schema the request gives, and nothing else.",
         ),
         Preset(
             "kb_qa",
             "Knowledge-base QA with citations: each prompt shows the row's `sources` as numbered documents; the "
-            "answer inside <answer> must match `answer` (fuzzy match, so a near miss pays some), and the "
-            "documents it comes from are cited by number after </answer>, `[2]`; a citation of a document the "
-            "row does not have costs reward.",
+            "answer inside <answer> must match `answer` (fuzzy match, so a near miss pays some, a wrong number "
+            "nothing), and the document it comes from is cited by number after </answer>, `[2]`; only documents "
+            "that contain the answer pay, and a wider range or list pays its share.",
             ("answer", "sources"),
             (
-                _r("fuzzy_match", 2.0, threshold=0.8),  # a near miss pays; "14 euros" for "60 euros" (0.75) does not
-                _r("citation", 1.0, after_answer=True),  # the prompt's own [1], [2] labels pay nothing
+                _r("fuzzy_match", 2.0, threshold=0.8),  # a near miss pays; "140 euros" for "14 euros" does not
+                # The prompt's own [1], [2] labels pay nothing; a document pays when it has every word and
+                # number of `answer` (an `answer_sources` column naming it is sharper: citation's answer_sources).
+                _r("citation", 1.0, after_answer=True, answer_column="answer"),
                 _r("incremental_format", 0.25),
                 _r("repetition_penalty", 0.25),
             ),

@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from grpokit.completions import prompt_text, texts
+from grpokit.rewards import _answers
 from grpokit.rewards._bound import BatchReward, TextReward
 from grpokit.rewards.answer_format import AnswerFormat
 from grpokit.rewards.registry import RewardConfigError, register
@@ -219,8 +220,8 @@ class _Sources:
             items = [(None, v) for v in raw]
         else:
             items = [(None, raw)]
-        self.ids: set[str] = set()
-        self.names: set[str] = set()  # short names an attribution may use
+        self.ids: dict[str, int] = {}  # id -> position in the list
+        self.names: list[set[str]] = []  # per source: short names an attribution may use
         self.metas: list[str] = []
         self.bodies: list[str] = []
         budget = _MAX_CHARS * 4  # bound the work one row's documents can cost
@@ -235,26 +236,60 @@ class _Sources:
                 body = "" if value is None else str(value)
                 meta = body[:300]  # a plain-string source names itself in its opening
             if doc_id not in (None, ""):
-                self.ids.add(_norm(str(doc_id)))
+                self.ids.setdefault(_norm(str(doc_id)), len(self.metas))
                 names.append(str(doc_id))
                 meta = f"{doc_id} {meta}"
-            self.names.update(n for n in map(_norm, names) if len(n) > 1)
+            self.names.append({n for n in map(_norm, names) if len(n) > 1})
             body = body[: max(budget, 0)]
             budget -= len(body)
             self.metas.append(_norm(meta))
             self.bodies.append(_norm(body))
 
-    def resolves(self, kind: str, key: str) -> bool:
+    def cited(self, kind: str, key: str) -> set[int]:
+        """The positions of the sources a citation refers to (empty: it refers to none of them)."""
         if kind == "bracket":
             # Sources with ids are cited by id; a plain list is cited by position.
-            return key in self.ids if self.ids else 1 <= int(key) <= len(self.metas)
+            if self.ids:
+                return {self.ids[key]} if key in self.ids else set()
+            return {int(key) - 1} if key.isdigit() and 1 <= int(key) <= len(self.metas) else set()
         if kind == "author_year":
             surname, year = key.rsplit(" ", 1)
-            return any(surname in meta and year[:4] in meta for meta in self.metas)
+            return {i for i, meta in enumerate(self.metas) if surname in meta and year[:4] in meta}
         if kind == "attribution":
             padded = f" {key} "
-            return any(key in meta for meta in self.metas) or any(f" {n} " in padded for n in self.names)
-        return any(key in body for body in self.bodies)  # a quote: verbatim, case/space-insensitive
+            return {i for i, meta in enumerate(self.metas)
+                    if key in meta or any(f" {n} " in padded for n in self.names[i])}
+        return {i for i, body in enumerate(self.bodies) if key in body}  # a quote: verbatim, case/space-insensitive
+
+    def resolves(self, kind: str, key: str) -> bool:
+        return bool(self.cited(kind, key))
+
+    def holding(self, answers: list[str]) -> set[int]:
+        """The positions of the sources whose text holds one of the answers: every word and number of it."""
+        wanted = [set(_WORD.findall(_norm(a))) for a in answers]
+        wanted = [w for w in wanted if w]
+        held = set()
+        for i, body in enumerate(self.bodies):
+            words = set(_WORD.findall(body))
+            if any(w <= words for w in wanted):
+                held.add(i)
+        return held
+
+    def named(self, cell: Any) -> set[int]:
+        """The positions of the sources a cell of ids or positions names (`2`, `1|3`, `[1, 3]`, `["smith2020"]`)."""
+        cell = _listed(cell)
+        if isinstance(cell, (list, tuple)):
+            keys = [str(k) for k in cell]
+        elif isinstance(cell, (int, str)) and not isinstance(cell, bool):
+            keys = re.split(r"[|,;\s]+", str(cell))
+        else:
+            keys = []
+        found: set[int] = set()
+        for key in keys[:1000]:
+            key = _norm(key).strip("[]")
+            if key:
+                found |= self.cited("bracket", key)
+        return found
 
 
 def _listed(raw: Any) -> Any:
@@ -274,8 +309,8 @@ def _has_sources(raw: Any) -> bool:
 
 @register("citation", aliases=("citations",), family="style")
 def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] = _STYLES, after_answer: bool = False,
-             answer_format: Any = None):
-    """Rewards answers that cite their sources, and (with `sources`) cite real ones.
+             answer_format: Any = None, answer_sources: str | None = None, answer_column: str | None = None):
+    """Rewards answers that cite their sources, and (with `sources`) cite real ones, or the ones with the answer.
 
     Finds bracket citations ([1], [2, 3], [1-3], [^4]), author-year citations
     ((Smith, 2020), (Lee et al. 2019; Kim & Park, 2021), Smith (2020)) and
@@ -287,6 +322,16 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
     name a source, and a quoted passage (4+ words in quotes) must appear
     verbatim in a source. Fabricated citations therefore cost reward.
 
+    Citing the source that holds the answer: with `answer_sources` or
+    `answer_column` set, a citation is right only when it refers to a source
+    that holds the row's answer. The score is then coverage x precision:
+    coverage = min(answer-holding sources cited, need) / need, with need =
+    min(target, number of answer-holding sources); precision = right
+    citations / distinct citations. So citing a real document without the
+    answer ([1] when [2] has it) pays 0, and a range or list wider than needed
+    pays its share: [1-3] or [1, 2, 3] for [2] pays 1/3. A row where no source
+    is known to hold the answer scores None (it cannot be checked).
+
     `sources` per row: a list of strings or dicts (id, title, author, year,
     text, ...), or a dict id -> text/dict.
     Parameters: target (1), check_sources (True), styles (all of "bracket",
@@ -295,7 +340,11 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
     those on the line after the last closing answer tag, `<answer>60 euros</answer> [2]`
     (or on the next line when that one is empty), so a prompt whose documents
     are numbered [1], [2] pays nothing when copied back), answer_format (the
-    run's, for that tag). Columns read: sources (optional).
+    run's, for that tag), answer_sources (a column naming, per row, the sources
+    that hold the answer: positions or ids, `2`, `1|3`, `[1, 3]`), answer_column
+    (a column with the gold answer: a source holds it when the source has every
+    word and number of the answer; used for rows whose answer_sources cell is
+    empty or absent). Columns read: sources (optional), and the two named.
     """
     _check_positive_int("target", target, "citation")
     styles = {styles} if isinstance(styles, str) else set(styles)
@@ -305,18 +354,37 @@ def citation(target: int = 1, check_sources: bool = True, styles: Iterable[str] 
 
     if not isinstance(after_answer, bool):
         raise RewardConfigError(f"citation: after_answer must be true or false, got {after_answer!r}")
+    for pname, value in (("answer_sources", answer_sources), ("answer_column", answer_column)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise RewardConfigError(f"citation: {pname} must be the name of a data column, e.g. 'answer', or left out, "
+                                    f"got {value!r}")
+    if (answer_sources or answer_column) and not check_sources:
+        raise RewardConfigError("citation: answer_sources/answer_column check citations against the sources; "
+                                "they need check_sources: true")
     closing = f"</{AnswerFormat.of(answer_format).answer_tag}>" if after_answer else None
     return BatchReward("citation", _citation_batch, target=target, check_sources=bool(check_sources),
-                       styles=frozenset(styles), closing=closing)
+                       styles=frozenset(styles), closing=closing, answer_sources=answer_sources,
+                       answer_column=answer_column)
 
 
 def _citation_batch(completions, kwargs: dict, target: int, check_sources: bool, styles: frozenset,
-                    closing: str | None = None) -> list[float]:
+                    closing: str | None = None, answer_sources: str | None = None,
+                    answer_column: str | None = None) -> list[float | None]:
     items = texts(completions)
     if closing is not None:
         items = [_after_answer(t, closing) for t in items]
     sources = _column(kwargs, "sources", len(items))
-    return [_citation_score(t, s, target, check_sources, styles) for t, s in zip(items, sources)]
+    if not (answer_sources or answer_column):
+        return [_citation_score(t, s, target, check_sources, styles) for t, s in zip(items, sources)]
+    for name in (answer_sources, answer_column):
+        if name and kwargs.get(name) is None:
+            present = sorted(k for k in kwargs if k not in ("prompts", "completion_ids", "trainer_state"))
+            raise RewardConfigError(f"citation reads the sources that hold the answer from a {name!r} column, but the "
+                                    f"batch has only {present}; add that column to the data set (data.columns) "
+                                    "or change answer_sources/answer_column")
+    named = _column(kwargs, answer_sources, len(items)) if answer_sources else [None] * len(items)
+    golds = _column(kwargs, answer_column, len(items)) if answer_column else [None] * len(items)
+    return [_holder_score(t, s, n, g, target, styles) for t, s, n, g in zip(items, sources, named, golds)]
 
 
 def _after_answer(text: str, closing: str) -> str:
@@ -343,6 +411,31 @@ def _citation_score(text: str, raw_sources: Any, target: int, check_sources: boo
     sources = _Sources(raw_sources)
     valid = sum(1 for kind, key in distinct if sources.resolves(kind, key))
     return coverage * valid / len(distinct)
+
+
+def _holder_score(text: str, raw_sources: Any, named: Any, gold: Any, target: int, styles: frozenset) -> float | None:
+    """coverage x precision against the sources that hold the answer; None when none is known to."""
+    if not _has_sources(raw_sources):
+        return None
+    sources = _Sources(raw_sources)
+    holders = sources.named(named) if _has_sources(named) else set()
+    if not holders:
+        answers = _answers.gold_options(gold)
+        holders = sources.holding(answers) if answers else set()
+    if not holders:
+        return None
+    distinct = list(dict.fromkeys(_find_citations(text, styles)))
+    if not distinct:
+        return 0.0
+    covered: set[int] = set()
+    right = 0
+    for kind, key in distinct:
+        hit = sources.cited(kind, key) & holders
+        if hit:
+            right += 1
+            covered |= hit
+    need = min(target, len(holders))
+    return min(len(covered), need) / need * right / len(distinct)
 
 
 # --------------------------------------------------------------- repetition
