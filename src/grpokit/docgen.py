@@ -184,7 +184,7 @@ def fill_blocks(text: str) -> str:
 
 # ---------------------------------------------------------------- prose that names the code
 
-# Written by hand, so no generator keeps them true: the reward count ("37 rewards") and the
+# Written by hand, so no generator keeps them true: the reward count ("N rewards") and the
 # modules the prose points at (`health/rules.py`, a dotted name in the package).
 PROSE = ("README.md", "SKILL.md", "skill/*.md", "docs/*.md", "src/grpokit/**/*.py")
 _COUNT = re.compile(r"\b(\d+)(\+?) (?:registered )?(?:rewards|reward functions)\b")
