@@ -53,8 +53,10 @@ def train_command(
         if dry_run:
             _dry_run(cfg, console)
             return
+        from grpokit.health.doctor import check_judge_endpoints
         from grpokit.training.trainer import train
 
+        check_judge_endpoints(cfg)  # a judge that is down: exit 2 before the model loads, as doctor does
         console.print(f"run directory: {cfg.run_dir}")
         try:
             run_dir = train(cfg, resume=resume, console=console)

@@ -401,6 +401,16 @@ def _check_judges(funcs) -> None:
         raise ConfigError("; ".join(problems))
 
 
+def check_judge_endpoints(cfg: "RunConfig") -> None:
+    """Every judge endpoint any stage's rewards call answers, or a ConfigError (exit 2) with doctor's words.
+    `grpokit train` calls this before it loads the model: a judge that is down would otherwise score every
+    step None and the run would end `done` having learnt nothing from it."""
+    from grpokit.config.run_config import build_reward_set
+
+    funcs = [f for stage in cfg.stages or [None] for f in build_reward_set(cfg, stage).funcs]
+    _check_judges(funcs)
+
+
 def _load_model(cfg: RunConfig):
     """(model, tokenizer) without a LoRA adapter: the probe only generates."""
     from grpokit.models.loading import load_model
@@ -431,5 +441,5 @@ def print_checks(checks: list[Check], console: Any = None) -> None:
     console.print(f"[bold]{fails} failed, {warns} warnings[/]" if fails or warns else "[green]all checks passed[/]")
 
 
-__all__ = ["Check", "ProbeGroup", "analyze_probe", "config_checks", "generate_groups", "print_checks",
+__all__ = ["Check", "ProbeGroup", "analyze_probe", "check_judge_endpoints", "config_checks", "generate_groups", "print_checks",
            "run_doctor", "run_probe", "score_groups"]
