@@ -181,10 +181,13 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
     if size < 2:
         checks.append(Check("probe", "learning signal", "fail", "num_generations is 1: a group of one has no variance",
                             "set training.num_generations to 4 or more"))
-    elif share >= hc.zero_std_frac:
-        checks.append(Check("probe", "learning signal", "fail", detail, BY_RULE["no_learning_signal"].fix))
-    elif share >= 0.5:
-        checks.append(Check("probe", "learning signal", "warn", detail, BY_RULE["no_learning_signal"].fix))
+    elif share >= min(hc.zero_std_frac, 0.5):
+        # The fix read against these rewards: never "add a format reward" to a config that has one.
+        from grpokit.health.fixes import fix_for, scores_from_values
+
+        scored = scores_from_values({n: [v for g in groups for v in g.scores.get(n, [])] for n in names})
+        checks.append(Check("probe", "learning signal", "fail" if share >= hc.zero_std_frac else "warn", detail,
+                            fix_for("no_learning_signal", scored)))
     else:
         checks.append(Check("probe", "learning signal", "ok", detail))
 
