@@ -16,6 +16,7 @@ old one answer and call itself ready. So:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import socket
@@ -81,12 +82,17 @@ def port_in_use(host: str, port: int) -> bool:
     except socket.gaierror:
         return False
     for family, kind, proto, _, address in infos:
-        with socket.socket(family, kind, proto) as sock:
+        try:
+            sock = socket.socket(family, kind, proto)
+        except OSError:  # an address family this machine lacks (IPv6 off): nothing can listen there
+            continue
+        with sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 sock.bind(address)
-            except OSError:
-                return True
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    return True
     return False
 
 
