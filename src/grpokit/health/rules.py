@@ -539,6 +539,7 @@ PATIENCE: dict[str, str] = {
     "judge_slow": "judge_slow_steps",
 }
 
+
 def nothing_scores(h: History) -> bool:
     """Every reward 0 at this step, with no spread: every group is flat at nothing (the step's total reward
     and reward_std both 0)."""
