@@ -70,3 +70,26 @@ def test_calibrate_rejects_settings_that_cannot_measure_variance(tiny, kwargs, m
     model, tok = tiny
     with pytest.raises(ValueError, match=message):
         calibrate(model, tok, ROWS, [always_right], [1.0], **kwargs)
+
+
+def length_style(completions, **kwargs):
+    # A style reward with many values: it varies between completions whatever they answer.
+    return [len(c[0]["content"] or "") % 7 / 6 for c in completions]
+
+
+def passes_only_the_first_prompt(completions, answer, **kwargs):
+    # The correctness reward of a set the model cannot solve: 7 of 8 prompts at 0.00, the first one varying.
+    return [float(ord((c[0]["content"] or " ")[0]) % 2) if a == "0" else 0.0 for c, a in zip(completions, answer)]
+
+
+def test_style_rewards_cannot_make_a_too_hard_set_in_range(tiny):
+    # Issue 35.6: "0 of 8 too easy, 7 too hard, 1 in range. The data is in range for GRPO": the total's
+    # zero-variance share came from a style reward that varies while the answer never passes.
+    model, tok = tiny
+    rows = [{"prompt": [{"role": "user", "content": f"what is {i} + {i}?"}], "answer": str(2 * i)} for i in range(8)]
+    result = calibrate(model, tok, rows, [length_style, passes_only_the_first_prompt], [1.0, 1.0],
+                       samples=6, num_generations=4, accuracy=passes_only_the_first_prompt, max_new_tokens=6, seed=3)
+    assert result["too_hard"] >= 7 and result["predicted_zero_variance_share"] < 0.5  # the style reward varies
+    assert result["verdict"] == "too_hard" and result["correct_zero_variance_share"] >= 0.85
+    words = suggestion(result)
+    assert "in range for GRPO" not in words and "too hard" in words and "they reward form, not the task" in words

@@ -392,3 +392,38 @@ def test_format_rate_only_when_the_run_asks_for_tags(reward_names, has_rate):
     assert (result["format_rate"] is not None) is has_rate
     if has_rate:
         assert result["format_rate"] == pytest.approx(0.5)
+
+
+def test_eval_on_three_prompts_gives_intervals_and_says_a_change_is_noise(eval_run):
+    # Issue 35.10: eval on a 3-prompt held-out split printed changes with no interval or warning.
+    out = cli("eval", eval_run["config"], "--checkpoint", eval_run["lora"], "--k", 1, "--max-prompts", 3,
+              "--accuracy", "numeric_match")
+    assert out.exit_code == 0, out.output
+    assert "95% interval over 3 prompts (Wilson)" in out.output
+    saved = json.loads((eval_run["run_dir"] / "eval.json").read_text())
+    assert set(saved["accuracy_interval"]) == {"before", "after"}
+    assert saved["accuracy_within_noise"] is True  # 3 prompts can tell no change from any
+    assert "is within noise on 3 held-out prompts" in " ".join(out.output.split())
+
+
+@pytest.mark.parametrize("before, after, n, noise, warned", [
+    (0.33, 0.67, 3, True, True),      # one prompt of three: noise, and said so
+    (0.0, 1.0, 3, False, False),      # all wrong to all right even on 3: a real change (p=0.014)
+    (0.30, 0.35, 200, True, False),   # within noise, but 200 prompts: the interval says it, no warning
+    (0.20, 0.60, 200, False, False),  # a clear gain
+])
+def test_accuracy_note(before, after, n, noise, warned):
+    from grpokit.evaluate.intervals import accuracy_note
+
+    note = accuracy_note({"accuracy": before, "prompts": n}, {"accuracy": after, "prompts": n})
+    assert note["within_noise"] is noise and ("warning" in note["text"]) is warned
+    lo, hi = note["intervals"]["after"]
+    assert lo <= after <= hi
+
+
+@pytest.mark.parametrize("correct, n", [(0, 3), (1, 3), (3, 3), (7, 20), (100, 400)])
+def test_wilson_matches_the_benchmarks_interval(correct, n):
+    from benchmarks.stats import wilson as reference
+    from grpokit.evaluate.intervals import wilson
+
+    assert wilson(correct / n, n) == pytest.approx(reference(correct, n))

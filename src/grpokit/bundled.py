@@ -5,6 +5,13 @@ GGUF dequantizes every tensor (seconds, and slow tokenizer conversion), so the f
 converts it once to a plain safetensors checkpoint in ~/.cache/grpokit/models/
 (GRPOKIT_CACHE overrides the root); later loads read that checkpoint in about a second.
 A leaf module: training, the judge server and the reward-model reward all start here.
+
+For a script of your own (plain TRL, transformers), `bundled_path()` is the checkpoint's folder:
+
+    from grpokit.bundled import bundled_path
+    model = AutoModelForCausalLM.from_pretrained(bundled_path())   # or GRPOTrainer(model=str(bundled_path()), ...)
+
+Names are taken with or without the `bundled:` prefix a run config uses.
 """
 from __future__ import annotations
 
@@ -37,10 +44,28 @@ def bundled_gguf(name: str) -> Path:
     return path
 
 
+PREFIX = "bundled:"
+DEFAULT = "smollm2-135m-instruct"
+
+
+def bundled_name(name: str) -> str:
+    """The config's name of a bundled model (`bundled:NAME`), from NAME or `bundled:NAME`."""
+    full = name if name.startswith(PREFIX) else PREFIX + name
+    if full not in BUNDLED:
+        plain = ", ".join(n[len(PREFIX):] for n in BUNDLED)
+        raise ConfigError(f"unknown bundled model {name!r}; choose one of {plain} (with or without {PREFIX!r})")
+    return full
+
+
+def bundled_path(name: str = DEFAULT) -> Path:
+    """The folder of a bundled model as a plain transformers checkpoint (config, safetensors weights, tokenizer),
+    converted from its GGUF on first use and cached: what `from_pretrained` or TRL's GRPOTrainer(model=...) takes."""
+    return ensure_bundled(name)
+
+
 def ensure_bundled(name: str) -> Path:
-    """The local safetensors checkpoint of a bundled model, converting it on first use."""
-    if name not in BUNDLED:
-        raise ConfigError(f"unknown bundled model {name!r}; choose one of {', '.join(BUNDLED)}")
+    """The local safetensors checkpoint of a bundled model (NAME or bundled:NAME), converting it on first use."""
+    name = bundled_name(name)
     target = cache_root() / "models" / BUNDLED[name][2]
     if (target / "config.json").is_file():
         return target

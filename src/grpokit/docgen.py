@@ -70,8 +70,13 @@ def alert_thresholds() -> str:
         f"An alert fires when its condition starts; while it holds it repeats every `realert_steps` "
         f"({defaults['realert_steps']}) logged steps, and it must stay clear for `clear_steps` "
         f"({defaults['clear_steps']}) before it can alert anew. A cause hides the symptoms it explains "
-        "(truncation and collapse hide no_learning_signal, for example), so one failure raises one alert. "
-        "`stop_on_critical: true` saves a checkpoint and stops on a critical alert.",
+        "(collapse hides no_learning_signal, for example), so one failure raises one alert. Truncation hides "
+        f"no_learning_signal only when nearly every completion is cut (`clipped_ratio`, {defaults['clipped_ratio']}): "
+        "at half cut the other half could still differ, so both can fire. When every reward scores 0 with no "
+        "spread, no_learning_signal fires whatever is cut, names the cut in its message and hides truncation. "
+        "A fix that would advise adding a reward the run has (a format reward, a length reward, "
+        "tool_call_success) says instead what that reward did: scored 0 on every completion, or the same on "
+        "every one. `stop_on_critical: true` saves a checkpoint and stops on a critical alert.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -71,3 +71,24 @@ def test_citation_with_an_unmapped_sources_column_is_refused(tmp_path):
     cfg["data"]["columns"] = {"sources": "sources"}
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     load_config(path)
+
+
+@pytest.mark.parametrize("content", [
+    "question,answer\n",                       # issue 35.10: header only; init, doctor and train refused it
+    "question,answer\nWhat is 2+2?,4,extra\n",  # a row with more fields than the header
+])
+def test_dry_run_refuses_the_data_file_train_refuses_with_the_same_words(tmp_path, monkeypatch, content):
+    from grpokit.data import load_data
+
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "rows.csv"
+    data.write_text(content, encoding="utf-8")
+    cfg = {"name": "csv", "data": {"source": str(data)}, "rewards": [{"name": "numeric_match"}]}
+    path = tmp_path / "csv.yaml"
+    path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:  # what train's loading says
+        load_data(load_config(str(path)).data)
+    result = CliRunner().invoke(app, ["train", str(path), "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert " ".join(str(refused.value).split()) in " ".join(result.output.split())
+    assert not (tmp_path / "runs").exists()

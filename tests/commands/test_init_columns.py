@@ -68,3 +68,31 @@ def test_kb_qa_init_maps_the_documents(tmp_path, column):
     assert result.exit_code == 0, result.output
     assert cfg["data"]["columns"] == {column: "sources"} and cfg["data"]["context_column"] == column
     assert "after </answer>" in cfg["data"]["system_prompt"]
+
+
+# The rewards that pay the <reasoning>/<answer> layout the default (math) system prompt asks for.
+TAG_READERS = {"incremental_format", "think_format", "strict_xml_format", "soft_xml_format", "tag_count"}
+
+
+def _presets():
+    from grpokit.rewards.presets import get_preset, presets
+
+    return [get_preset(name) for name in presets()]
+
+
+@pytest.mark.parametrize("preset", _presets(), ids=lambda p: p.name)
+def test_a_preset_asks_for_tags_only_when_a_reward_reads_them(tmp_path, preset):
+    # Issue 35.10: `init qa_judge` wrote the math system prompt (<reasoning>/<answer>) for helpdesk QA.
+    # The class: any preset whose rewards pay no tag layout, given the tag-asking default.
+    from grpokit.data import DEFAULT_SYSTEM_PROMPT
+
+    data = tmp_path / "rows.jsonl"
+    row = {"question": "How do I reset my password?", "answer": "Use the link on the sign-in page.",
+           "reference": "r", "schema": {"type": "object"}, "tests": "assert True", "documents": ["Reset: use the link."]}
+    data.write_text((json.dumps(row) + "\n") * 12, encoding="utf-8")
+    result, cfg = init(tmp_path, preset.name, "--data", data)
+    if result.exit_code != 0:
+        pytest.skip(f"{preset.name} needs columns this row lacks: {result.output[:200]}")
+    prompt = cfg["data"].get("system_prompt", DEFAULT_SYSTEM_PROMPT) or ""
+    reads_tags = any(r["name"] in TAG_READERS for r in preset.rewards)
+    assert reads_tags or "<reasoning>" not in prompt, (preset.name, prompt)

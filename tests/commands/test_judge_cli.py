@@ -18,6 +18,7 @@ def config_with(tmp_path: Path, **judge_params) -> Path:
     raw = yaml.safe_load(RECIPE.read_text())
     raw["data"]["source"] = str(ROOT / raw["data"]["source"])
     raw["rewards"][0]["params"] = {"rubric": "summary", **judge_params}
+    raw["output_dir"] = str(tmp_path / "run")  # a run that starts writes here, never into the checkout
     path = tmp_path / "judge.yaml"
     path.write_text(yaml.safe_dump(raw))
     return path
@@ -30,6 +31,8 @@ def config_with(tmp_path: Path, **judge_params) -> Path:
     (["train", "--dry-run"], {"api_key_env": "sk-live=abc"}, "never the key itself"),
     # Nothing answers at the judge's address: doctor says so before loading any model.
     (["doctor", "--no-probe"], {"base_url": "http://127.0.0.1:{port}/v1"}, "does not answer"),
+    # The same for train: it refused nothing and trained every step with the judge reward None (issue 35.5).
+    (["train", "--set", "training.max_steps=1"], {"base_url": "http://127.0.0.1:{port}/v1"}, "does not answer"),
 ])
 def test_bad_judge_config_exits_2(tmp_path, monkeypatch, command, params, expected):
     monkeypatch.delenv("GRPOKIT_TEST_MISSING_KEY", raising=False)
@@ -37,6 +40,7 @@ def test_bad_judge_config_exits_2(tmp_path, monkeypatch, command, params, expect
     result = CliRunner().invoke(app, [command[0], str(config_with(tmp_path, **params)), *command[1:]])
     assert result.exit_code == 2, result.output
     assert expected in result.output
+    assert "run directory" not in result.output  # stopped before the model loaded
 
 
 def test_judge_check_says_when_nothing_answers():

@@ -276,3 +276,16 @@ def test_eval_every_needs_a_held_out_split(tmp_path):
                     "eval: {every: 5}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="data.eval_size is 0"):
         load_config(path)
+
+
+@pytest.mark.parametrize("training, says, never", [
+    # Issue 35.10: a good did-you-mean followed by ~200 TRL key names on one line.
+    ({"max_step": 3}, "did you mean 'max_steps'?", "adam_beta1"),
+    # Nothing close among ~200 keys: a few that start alike, not all of them.
+    ({"xyzzy": 3}, "none of its", "adam_beta1"),
+])
+def test_unknown_training_key_names_the_nearest_without_listing_every_key(tmp_path, training, says, never):
+    path = write(tmp_path, with_(training=training))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert says in str(info.value) and never not in str(info.value) and len(str(info.value)) < 400

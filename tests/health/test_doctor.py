@@ -278,3 +278,15 @@ def test_memory_estimate_terms_move_the_right_way():
     longer = estimate_memory(shape, **{**base, "completion_len": 96 + 235}, attention_matrices=True)
     assert longer["attention matrices"] == pytest.approx(4 * cpu["attention matrices"])  # quadratic in length
     assert plain["logits"] == 0 < estimate_memory(shape, **base, fused_lm_head=False)["logits"]
+
+
+def test_the_probe_fix_never_advises_a_format_reward_the_config_has():
+    # Issue 35.10: "add a format reward such as incremental_format" to a config with incremental_format
+    # scoring 0 on every completion.
+    scores = {"numeric_match": [0.0] * 4, "incremental_format": [0.0] * 4}
+    groups = [ProbeGroup("p", ["a", "b", "c", "d"], [3] * 4, [False] * 4, dict(scores), [0.0] * 4) for _ in range(4)]
+    check = _status(analyze_probe(groups, 64), "learning signal")
+    assert check.status == "fail" and "add a format reward" not in check.fix
+    assert "incremental_format is in the rewards already and scores 0 on every completion" in check.fix
+    plain = [ProbeGroup("p", ["a", "b"], [3] * 2, [False] * 2, {"numeric_match": [0.0] * 2}, [0.0] * 2)] * 4
+    assert "add a format reward such as incremental_format" in _status(analyze_probe(plain, 64), "learning signal").fix

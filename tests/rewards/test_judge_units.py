@@ -146,3 +146,25 @@ def test_judge_server_model_must_be_a_checkpoint_folder(tmp_path):
     command = server.command()
     assert command[command.index("--host") + 1] == "127.0.0.1" and "judge" in command
     assert server.url.startswith("http://127.0.0.1:") and server.environment()["HF_HUB_OFFLINE"] == "1"
+
+
+def test_a_judge_timeout_says_what_timed_out_after_how_long_and_where():
+    # Issue 35.10: "first error: ReadTimeout: " with nothing after (httpx's timeouts have no message).
+    # A server that accepts the connection and never answers.
+    import re
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    port = server.getsockname()[1]
+    try:
+        url = f"http://127.0.0.1:{port}/v1"
+        judge = get("llm_judge", base_url=url, retries=0, timeout_s=0.5, budget_s=10)
+        stats.drain()
+        assert judge(["a"], prompts=["p"]) == [None]
+        error = stats.drain()["judge/llm_judge/first_error"]
+        assert re.fullmatch(rf"ReadTimeout after [\d.]+ s to {re.escape(url)}/chat/completions \(timeout_s: 0\.5\)",
+                            error), error
+    finally:
+        server.close()

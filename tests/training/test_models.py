@@ -68,6 +68,19 @@ def test_unknown_bundled_name():
         bundled.ensure_bundled("bundled:gpt-5")
 
 
+@pytest.mark.parametrize("name", ["smollm2-135m-instruct", "bundled:smollm2-135m-instruct"])
+def test_the_bundled_path_for_a_plain_script_takes_either_name(tmp_path, monkeypatch, name):
+    # Issue 35.10: ensure_bundled("smollm2-135m-instruct") was refused without `bundled:`, and no public way
+    # gave a plain TRL script the model's folder. bundled_path is it; both names reach the same cached folder.
+    monkeypatch.setenv("GRPOKIT_CACHE", str(tmp_path))
+    cached = tmp_path / "models" / "smollm2-135m-instruct"
+    cached.mkdir(parents=True)
+    (cached / "config.json").write_text("{}")  # a converted checkpoint: nothing to convert
+    assert bundled.bundled_path(name) == cached == bundled.ensure_bundled(name) == bundled.bundled_path()
+    with pytest.raises(ConfigError, match="choose one of smollm2-135m-instruct"):
+        bundled.bundled_path("gpt-5")
+
+
 def test_failed_conversion_leaves_no_cache(tmp_path, monkeypatch):
     # A crash mid-conversion must not leave a folder that later loads would trust.
     monkeypatch.setenv("GRPOKIT_CACHE", str(tmp_path))

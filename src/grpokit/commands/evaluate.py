@@ -46,6 +46,8 @@ def eval_command(
     of = f" (of {available})" if shown != available else ""
     typer.echo(f"{result['checkpoint']} on {shown} held-out prompts{of} of {result['data']}")
     typer.echo(format_table(result["before"], result["after"]))
+    if result.get("accuracy_note"):
+        typer.echo(result["accuracy_note"])
     typer.echo(f"written: {result['path']}")
 
 

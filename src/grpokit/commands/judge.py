@@ -22,24 +22,16 @@ def serve(
     continuous_batching: bool = typer.Option(False, help="batch concurrent requests together (paged attention)"),
 ):
     """Run `transformers serve`, an OpenAI-compatible server, on the judge model until Ctrl-C."""
-    import time
-
-    from grpokit.integrations.judge_server import ALIAS, JudgeServer
+    from grpokit.integrations.judge_server import JudgeServer, serve_foreground
 
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"warning: listening on {host}: anyone who can reach it can use the judge", err=True)
     server = JudgeServer.for_model(model, host=host, port=port, max_len=max_len, threads=threads, device=device,
                                    continuous_batching=continuous_batching)
-    with server.start():
-        typer.echo(f"judge ready at {server.url} (model name {ALIAS!r}); log: {server.log_path}\n"
-                   f"use it: rewards: [{{name: llm_judge, params: {{base_url: {server.url}}}}}]  (Ctrl-C stops it)")
-        try:
-            while server.process is not None and server.process.poll() is None:
-                time.sleep(1.0)
-        except KeyboardInterrupt:
-            return
-    typer.echo(f"the judge server stopped: {server.log_tail(500)}", err=True)
-    raise typer.Exit(1)
+    # Ctrl-C, SIGTERM and SIGHUP end the server with this command (a busy port fails before "ready").
+    code = serve_foreground(server, typer.echo)
+    if code:
+        raise typer.Exit(code)
 
 
 @judge_app.command("check")

@@ -40,7 +40,7 @@ def train_command(
     config: str = typer.Argument(..., help="YAML run config (see configs/)"),
     set_: Optional[List[str]] = typer.Option(None, "--set", help="override a key: --set training.max_steps=10"),
     resume: bool = typer.Option(False, "--resume", help="continue from the last complete checkpoint"),
-    dry_run: bool = typer.Option(False, "--dry-run", help="validate, print the resolved config and GRPOConfig, stop"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="validate (a data file or synthetic task loaded as training loads it), print the resolved config and GRPOConfig, stop"),
 ) -> None:
     """Train from one YAML file: validate, then run every stage with checkpoints and logs."""
     from grpokit.errors import ConfigError, RunError
@@ -53,8 +53,10 @@ def train_command(
         if dry_run:
             _dry_run(cfg, console)
             return
+        from grpokit.health.doctor import check_judge_endpoints
         from grpokit.training.trainer import train
 
+        check_judge_endpoints(cfg)  # a judge that is down: exit 2 before the model loads, as doctor does
         console.print(f"run directory: {cfg.run_dir}")
         try:
             run_dir = train(cfg, resume=resume, console=console)
@@ -83,6 +85,7 @@ def _dry_run(cfg, console) -> None:
     except Exception as exc:  # a factory's own TypeError on an odd value: still a config problem, exit 2
         raise ConfigError(f"rewards: building them failed: {type(exc).__name__}: {exc}; fix that reward's params") from exc
 
+    rows = _dry_run_data(cfg)
     console.print("# resolved config", highlight=False)
     console.print(dump_yaml(profiles.resolved_config(cfg)), highlight=False, markup=False)
     for stage in cfg.stages or [None]:
@@ -98,6 +101,20 @@ def _dry_run(cfg, console) -> None:
     for stage, rewards in zip(cfg.stages or [None], built):
         label = f" for stage {stage.name}" if stage is not None else ""
         console.print(f"# rewards{label}, built: {rewards.describe()}", highlight=False, markup=False)
+    if rows:
+        console.print(f"# data: {rows}", highlight=False, markup=False)
+
+
+def _dry_run_data(cfg) -> str:
+    """A data file or synthetic task loaded as training loads it (load_data), so a file train would refuse
+    (a header-only CSV, a broken line) fails the dry run with the same message; a hub data set is not
+    fetched (a dry run stays offline and quick)."""
+    from grpokit.data import load_data, parse_source
+
+    if parse_source(cfg.data.source).kind == "hf":
+        return ""
+    train_set, eval_set = load_data(cfg.data)
+    return f"{len(train_set)} training rows, {len(eval_set) if eval_set is not None else 0} held out"
 
 
 def demo_command(

@@ -120,10 +120,18 @@ class RunConfig:
 # --------------------------------------------------------------------------- YAML -> dataclasses
 
 
-def _unknown_key(key: str, valid: list[str], where: str) -> ConfigError:
+def _unknown_key(key: str, valid: list[str], where: str, listed: int = 30) -> ConfigError:
+    """Names the nearest key; lists the valid ones only where that helps: all of a short list, or, of a
+    long one (TRL's ~200 GRPOConfig fields), those that start as the key does. A did-you-mean followed by
+    200 names on one line buried the answer."""
     close = difflib.get_close_matches(key, valid, n=1, cutoff=0.5)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return ConfigError(f"unknown key {key!r} in {where}: {hint}valid keys: {', '.join(sorted(valid))}")
+    if close:
+        return ConfigError(f"unknown key {key!r} in {where}: did you mean {close[0]!r}?")
+    if len(valid) <= listed:
+        return ConfigError(f"unknown key {key!r} in {where}: valid keys: {', '.join(sorted(valid))}")
+    alike = sorted(v for v in valid if v[:2] == key[:2])[:12]
+    some = f"; those starting {key[:2]!r}: {', '.join(alike)}" if alike else ""
+    return ConfigError(f"unknown key {key!r} in {where}: none of its {len(valid)} keys is close{some}")
 
 
 def _strip_optional(tp):

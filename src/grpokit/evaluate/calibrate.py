@@ -6,6 +6,11 @@ a GRPO group of `num_generations` completions has zero reward variance -- the
 unbiased estimate sum_v C(n_v, G) / C(K, G) over the distinct total rewards v
 (n_v samples each). Prompts are then too easy (always solved), too hard (never)
 or in range.
+
+The verdict on the data is the correctness reward's (the accuracy reward's pass rates), never the
+total's: format, length and style rewards vary between completions that all miss the answer, which
+makes the total's groups look anything but flat while GRPO has nothing about the task to learn from
+them. The total's zero-variance share is reported beside it, and the words say when the two disagree.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ class PromptDifficulty:
     verdict: str                  # too_easy | too_hard | in_range
     prompt: str = ""              # the question (its last message), so a reader need not look the index up
     example: str = ""             # the first sampled completion, to see what the pass rate was made of
+    correct_zero_variance: float | None = None  # the same chance on the accuracy reward alone (None: no such reward)
 
 
 def zero_variance_chance(totals: Sequence[float | None], group: int, decimals: int = 6) -> float:
@@ -87,16 +93,29 @@ def calibrate(model, tokenizer, rows: Sequence[dict], reward_funcs: Sequence[Cal
         finite = [t for t in group.totals if t is not None]
         prompts.append(PromptDifficulty(index, pass_rate, zero, statistics.fmean(finite) if finite else None,
                                         _verdict(pass_rate, zero, easy, hard), _question(rows[index]["prompt"]),
-                                        group.completions[0] if group.completions else ""))
+                                        group.completions[0] if group.completions else "",
+                                        zero_variance_chance(scored, num_generations) if scored else None))
     counts = Counter(p.verdict for p in prompts)
-    return {
+    result = {
         "prompts": len(prompts), "samples": samples, "num_generations": num_generations,
         "predicted_zero_variance_share": statistics.fmean(p.zero_variance for p in prompts),
+        "correct_zero_variance_share": _mean([p.correct_zero_variance for p in prompts]),
         "mean_pass_rate": _mean([p.pass_rate for p in prompts]),
         "too_easy": counts["too_easy"], "too_hard": counts["too_hard"], "in_range": counts["in_range"],
         "accuracy_reward": getattr(accuracy, "__name__", None) if accuracy is not None else None,
         "per_prompt": [asdict(p) for p in prompts],
     }
+    result["verdict"] = data_verdict(result)
+    return result
+
+
+def data_verdict(result: dict) -> str:
+    """The data as a whole, by the per-prompt verdicts (the correctness reward's pass rates where one scored):
+    too_hard or too_easy when fewer than half the prompts are in range (the larger side names it), else in_range."""
+    n = result["prompts"]
+    if 2 * result["in_range"] >= n and result["in_range"]:
+        return "in_range"
+    return "too_hard" if result["too_hard"] >= result["too_easy"] else "too_easy"
 
 
 def _question(prompt) -> str:
@@ -114,16 +133,37 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def suggestion(result: dict) -> str:
-    """What to do with the data, in words."""
+    """What to do with the data, in words: the verdict first, by the correctness reward."""
     n = result["prompts"]
     share = result["predicted_zero_variance_share"]
-    text = (f"{share:.0%} of groups are predicted to have zero reward variance at num_generations="
-            f"{result['num_generations']}; {result['too_easy']} of {n} prompts are too easy, "
-            f"{result['too_hard']} too hard, {result['in_range']} in range.")
-    if result["in_range"] == 0:
-        return text + (" No prompt is in range: make the task easier (or the rewards denser, e.g. partial "
-                       "credit or a format reward) before training.")
-    if share >= 0.5:
+    correct_share = result.get("correct_zero_variance_share")
+    verdict = result.get("verdict") or data_verdict(result)
+    acc = result.get("accuracy_reward")
+    counts = (f"{result['too_easy']} of {n} prompts are too easy, {result['too_hard']} too hard, "
+              f"{result['in_range']} in range")
+    by = f" by the correctness reward ({acc})" if acc else " (no correctness reward scored: by the total reward)"
+    text = f"{counts}{by}; {share:.0%} of groups are predicted to have zero total-reward variance at " \
+           f"num_generations={result['num_generations']}"
+    if correct_share is not None:
+        text += f", {correct_share:.0%} zero variance on correctness alone"
+    text += "."
+    if verdict != "in_range":
+        hard = verdict == "too_hard"
+        text += (f" The data is too {'hard' if hard else 'easy'} for GRPO with this model: "
+                 f"{result['too_hard' if hard else 'too_easy']} of {n} prompts "
+                 f"{'never' if hard else 'always'} pass.")
+        if acc and share < 0.5 <= (correct_share or 0.0):
+            text += (" The other rewards vary between completions, but they reward form, not the task: "
+                     "they cannot make these prompts learnable.")
+        if result["in_range"] == 0:
+            text += " No prompt is in range:"
+        else:
+            text += f" Train on the {result['in_range']} in-range prompts (--write FILE), or"
+        return text + (" make the task easier (or the model stronger) before training; partial credit on the "
+                       "answer (e.g. numeric_closeness) gives GRPO a gradient a format reward does not."
+                       if hard else " use harder prompts before training.")
+    zero = correct_share if correct_share is not None else share
+    if zero >= 0.5:
         return text + (" Train on the in-range prompts (--write FILE), easy first (--curriculum) with "
                        "training.shuffle_dataset: false, or raise training.num_generations.")
     return text + " The data is in range for GRPO."

@@ -143,9 +143,16 @@ def evaluate_checkpoint(
         "held_out_prompts": len(held_out) if max_prompts is None else min(max_prompts, len(held_out)),
         "held_out_available": len(held_out),
     }
+    from grpokit.evaluate.intervals import accuracy_note
     from grpokit.run_directory.layout import EVAL
 
+    note = accuracy_note(results["before"], results["after"])  # how far a change on these prompts can be trusted
+    if note is not None:
+        meta["accuracy_interval"] = note["intervals"]
+        meta["accuracy_change_p"] = note["p"]
+        meta["accuracy_within_noise"] = note["within_noise"]
     path = Path(output) if output else cfg.run_dir / EVAL
     write_eval(path, results["before"], results["after"], meta)
-    return {**meta, "path": str(path), "before": results["before"], "after": results["after"],
+    return {**meta, "path": str(path), "accuracy_note": note["text"] if note else None,
+            "before": results["before"], "after": results["after"],
             "delta": compare(results["before"], results["after"]) if results["before"] else None}

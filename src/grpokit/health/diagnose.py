@@ -128,9 +128,10 @@ def health_config_for(config: dict[str, Any], metrics: list[dict[str, Any]] | No
     return hc
 
 
-def _symptom_finding(symptom: Symptom, evidence: str, steps: list[int], source: str) -> Finding:
+def _symptom_finding(symptom: Symptom, evidence: str, steps: list[int], source: str, fix: str = "") -> Finding:
+    # `fix`: the alert's own, read against the run's rewards (health/fixes.py); the table's otherwise.
     return Finding(rule=symptom.rule, severity=symptom.severity, title=symptom.title, evidence=evidence,
-                   cause=symptom.cause, fix=symptom.fix, first_step=min(steps) if steps else None,
+                   cause=symptom.cause, fix=fix or symptom.fix, first_step=min(steps) if steps else None,
                    last_step=max(steps) if steps else None, count=len(steps) or 1, sources=[source])
 
 
@@ -146,7 +147,8 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     for alert in monitor.alerts:
         f = findings.get(alert.rule)
         if f is None:
-            findings[alert.rule] = _symptom_finding(BY_RULE[alert.rule], alert.message, [alert.step], "metrics")
+            findings[alert.rule] = _symptom_finding(BY_RULE[alert.rule], alert.message, [alert.step], "metrics",
+                                                      alert.fix)
         else:
             f.count += 1
             f.last_step = alert.step
@@ -164,8 +166,9 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
         step = int(step) if step is not None else None
         f = findings.get(rule)
         if f is None:
+            fix = record.get("fix") if isinstance(record.get("fix"), str) else ""
             findings[rule] = f = _symptom_finding(BY_RULE[rule], str(record.get("message", "")),
-                                                  [step] if step is not None else [], "alerts")
+                                                  [step] if step is not None else [], "alerts", fix)
         elif "alerts" not in f.sources:
             f.sources.append("alerts")
         if "metrics" not in f.sources and step is not None:  # seen live only: each alert is a stretch of its own

@@ -181,10 +181,13 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
     if size < 2:
         checks.append(Check("probe", "learning signal", "fail", "num_generations is 1: a group of one has no variance",
                             "set training.num_generations to 4 or more"))
-    elif share >= hc.zero_std_frac:
-        checks.append(Check("probe", "learning signal", "fail", detail, BY_RULE["no_learning_signal"].fix))
-    elif share >= 0.5:
-        checks.append(Check("probe", "learning signal", "warn", detail, BY_RULE["no_learning_signal"].fix))
+    elif share >= min(hc.zero_std_frac, 0.5):
+        # The fix read against these rewards: never "add a format reward" to a config that has one.
+        from grpokit.health.fixes import fix_for, scores_from_values
+
+        scored = scores_from_values({n: [v for g in groups for v in g.scores.get(n, [])] for n in names})
+        checks.append(Check("probe", "learning signal", "fail" if share >= hc.zero_std_frac else "warn", detail,
+                            fix_for("no_learning_signal", scored)))
     else:
         checks.append(Check("probe", "learning signal", "ok", detail))
 
@@ -401,6 +404,16 @@ def _check_judges(funcs) -> None:
         raise ConfigError("; ".join(problems))
 
 
+def check_judge_endpoints(cfg: "RunConfig") -> None:
+    """Every judge endpoint any stage's rewards call answers, or a ConfigError (exit 2) with doctor's words.
+    `grpokit train` calls this before it loads the model: a judge that is down would otherwise score every
+    step None and the run would end `done` having learnt nothing from it."""
+    from grpokit.config.run_config import build_reward_set
+
+    funcs = [f for stage in cfg.stages or [None] for f in build_reward_set(cfg, stage).funcs]
+    _check_judges(funcs)
+
+
 def _load_model(cfg: RunConfig):
     """(model, tokenizer) without a LoRA adapter: the probe only generates."""
     from grpokit.models.loading import load_model
@@ -431,5 +444,5 @@ def print_checks(checks: list[Check], console: Any = None) -> None:
     console.print(f"[bold]{fails} failed, {warns} warnings[/]" if fails or warns else "[green]all checks passed[/]")
 
 
-__all__ = ["Check", "ProbeGroup", "analyze_probe", "config_checks", "generate_groups", "print_checks",
+__all__ = ["Check", "ProbeGroup", "analyze_probe", "check_judge_endpoints", "config_checks", "generate_groups", "print_checks",
            "run_doctor", "run_probe", "score_groups"]

@@ -18,6 +18,7 @@ from itertools import dropwhile, islice
 from typing import Any, Callable, Iterator
 
 from grpokit.config.health_section import HealthConfig  # the `health:` section lives with the run config
+from grpokit.health.fixes import fix_for
 from grpokit.health.symptoms import BY_RULE, RULES
 
 
@@ -538,9 +539,19 @@ PATIENCE: dict[str, str] = {
     "judge_slow": "judge_slow_steps",
 }
 
+
+def nothing_scores(h: History) -> bool:
+    """Every reward 0 at this step, with no spread: every group is flat at nothing (the step's total reward
+    and reward_std both 0)."""
+    reward, std = h.now("reward"), h.now("reward_std")
+    return reward is not None and std is not None and abs(reward) < 1e-12 and std < 1e-12
+
+
 # A cause hides the symptoms it explains: identical completions (collapse) or
 # completions cut before the answer (truncation) also give zero reward variance,
-# and then a flat reward. One failure, one alert, naming the cause.
+# and then a flat reward. One failure, one alert, naming the cause. Two exceptions, in observe():
+# truncation hides only at its most-cut level, and a step where every reward is 0 (nothing_scores)
+# lets no_learning_signal through, which then hides truncation and names the cut.
 SUPPRESSED_BY: dict[str, tuple[str, ...]] = {
     "no_learning_signal": ("collapse", "truncation", "non_finite", "reward_unscorable", "diverged"),
     "truncation": ("diverged",),  # noise runs to the length limit
@@ -594,12 +605,25 @@ class HealthMonitor:
         # reward on the demo, 56-81% cut, was named truncation and its no-signal alert was hidden.)
         holding = {rule for rule, check in checks.items()
                    if check[0] and not (rule == "truncation" and check[4:5] == ("sustained_truncation_steps",))}
+        # Every reward 0 with no spread: no group can teach anything, whatever else holds. A cut at the length
+        # limit may be why, but its alert alone sent a two-stage run that scored 0 on everything to "raise
+        # max_completion_length" while no_learning_signal stayed hidden; here no_learning_signal takes the
+        # alert, names the cut and hides truncation instead, still one failure and one alert.
+        silent = nothing_scores(self.history) and checks.get("no_learning_signal", NOT_NOW)[0]
+        cut = checks.get("truncation", NOT_NOW)
         new: list[Alert] = []
         for rule, (holds, value, threshold, message, *patience_key) in checks.items():
             # Suppression looks at raw conditions, not patience, so a slow-to-confirm
             # cause still hides a fast-to-confirm symptom.
-            if holds and any(cause in holding for cause in SUPPRESSED_BY.get(rule, ())):
+            causes = SUPPRESSED_BY.get(rule, ())
+            if silent and rule == "no_learning_signal":
+                causes = tuple(cause for cause in causes if cause != "truncation")
+            if holds and any(cause in holding for cause in causes):
                 holds = False
+            if silent and rule == "truncation":
+                holds = False
+            if silent and rule == "no_learning_signal" and cut[0]:
+                message = f"{message}; every reward scores 0, and {cut[3]}"
             self._streak[rule] = self._streak[rule] + 1 if holds else 0
             self._clear[rule] = 0 if holds else self._clear[rule] + 1
             if self._clear[rule] >= self.config.clear_steps:
@@ -618,7 +642,7 @@ class HealthMonitor:
             if need > 1:
                 message = f"{message}, {self._streak[rule]} logged steps in a row"
             new.append(Alert(step=int(step), rule=rule, severity=symptom.severity,
-                             message=f"{symptom.title}: {message}", fix=symptom.fix,
+                             message=f"{symptom.title}: {message}", fix=fix_for(rule, logs=logs),
                              value=value, threshold=threshold))
         self.alerts.extend(new)
         return new

@@ -3,11 +3,14 @@
     with JudgeServer.for_model("bundled:smollm2-135m-instruct") as server:
         judge = get("llm_judge", base_url=server.url)
 
-`grpokit judge serve` runs the same server in the foreground. It needs only wheels
-(`pip install 'grpokit[judge]'`, i.e. transformers[serving]: FastAPI, uvicorn, openai's types);
-nothing is compiled. The server is a child process; `stop()` ends it and the model
-process it spawns (terminate, then kill) and the context manager always does. It
-listens on 127.0.0.1 unless told otherwise: it has no authentication.
+`grpokit judge serve` runs the same server in the foreground (`serve_foreground`). It needs only
+wheels (`pip install 'grpokit[judge]'`, i.e. transformers[serving]: FastAPI, uvicorn, openai's
+types); nothing is compiled. The server is a child process in its own process group; `stop()` ends
+it and the model process it spawns (terminate, then kill) and the context manager always does. It
+dies with the process that started it, however that one dies (judge_process.py), and `start()`
+refuses a port something else listens on, before the server starts, naming the holder: an old
+server answering there would otherwise pass for the new one. It listens on 127.0.0.1 unless told
+otherwise: it has no authentication.
 
 `transformers serve` ignores response_format, so replies are not held to a JSON schema
 as llama.cpp's grammar held them; llm_judge's worked example turn and its lenient
@@ -26,8 +29,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from grpokit.errors import ConfigError, RunError
+from grpokit.integrations.judge_process import (Stopped, group_listens, launch_prefix, port_holder, port_in_use,
+                                                stop_on_signals, tail_lines)
 from grpokit.rewards.judge.client import probe
 
 DEFAULT_HOST = "127.0.0.1"
@@ -80,6 +86,7 @@ class JudgeServer:
     continuous_batching: bool = False
     log_path: Path | None = None
     process: subprocess.Popen | None = field(default=None, repr=False)
+    exit_code: int | None = field(default=None, repr=False)  # the server's own, where it ended before stop()
     _workdir: Path | None = field(default=None, repr=False)
 
     @classmethod
@@ -116,6 +123,10 @@ class JudgeServer:
         """Start the server and wait until it answers /v1/models; raises RunError with its log if it does not."""
         if not server_available():
             raise ConfigError(MISSING)
+        if port_in_use(self.host, self.port):
+            raise RunError(f"port {self.port} on {self.host} is in use{port_holder(self.port)}: stop what holds it "
+                           f"(an earlier judge server still running?) or choose another port (--port); its "
+                           f"llm_judge rewards then need params.base_url: http://{self.host}:PORT/v1")
         if self.log_path is None:
             handle, name = tempfile.mkstemp(prefix="grpokit-judge-", suffix=".log")
             os.close(handle)
@@ -125,28 +136,39 @@ class JudgeServer:
         log = open(self.log_path, "ab")
         try:
             # Its own session, so stop() can end the server and the model process it spawns.
-            self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+            # Through the launcher: the server gets SIGTERM should this process die without stop().
+            self.process = subprocess.Popen(launch_prefix() + self.command(), stdout=log, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, cwd=self._workdir, env=self.environment(),
                                             start_new_session=True)
         finally:
             log.close()
+        try:
+            return self._wait_ready(timeout_s)
+        except BaseException:  # a failure, Ctrl-C or a signal while the model loads: no server left behind
+            self.stop()
+            raise
+
+    def _wait_ready(self, timeout_s: float) -> "JudgeServer":
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                code = self.process.returncode
-                self.stop()
-                raise RunError(f"the judge server exited with code {code}: {self.log_tail()}")
+                raise RunError(f"the judge server exited with code {self.process.returncode}: {self.log_tail()}")
             if self.ready():
                 return self
             time.sleep(0.2)
-        self.stop()
         raise RunError(f"the judge server did not answer within {timeout_s:g}s: {self.log_tail()}")
 
     def ready(self) -> bool:
-        return probe(self.url, timeout_s=1.0) is None
+        """Our server answers: the endpoint answers, and (where /proc tells) from a process of our server's group,
+        not another that took the port."""
+        if self.process is None or self.process.poll() is not None or probe(self.url, timeout_s=1.0) is not None:
+            return False
+        return group_listens(self.port, self.process.pid) is not False
 
     def stop(self, grace_s: float = 10.0) -> None:
         proc, self.process = self.process, None
+        if proc is not None:
+            self.exit_code = proc.poll()
         try:
             if proc is not None and proc.poll() is None:
                 try:
@@ -171,8 +193,9 @@ class JudgeServer:
             self.process.wait()
 
     def log_tail(self, chars: int = 1500) -> str:
+        """The end of the server's log, in whole lines."""
         try:
-            return self.log_path.read_text(errors="replace")[-chars:] if self.log_path else ""
+            return tail_lines(self.log_path.read_text(errors="replace"), chars) if self.log_path else ""
         except OSError:
             return ""
 
@@ -181,6 +204,23 @@ class JudgeServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def serve_foreground(server: JudgeServer, echo: Callable[..., None], timeout_s: float = 300.0) -> int:
+    """`grpokit judge serve`: start the server, say where it is, wait until Ctrl-C, SIGTERM or SIGHUP (0) or
+    until the server stops by itself (1, with its log's last lines). It is always ended on the way out."""
+    with stop_on_signals():
+        try:
+            with server.start(timeout_s):
+                echo(f"judge ready at {server.url} (model name {ALIAS!r}); log: {server.log_path}\n"
+                     f"use it: rewards: [{{name: llm_judge, params: {{base_url: {server.url}}}}}]  (Ctrl-C stops it)")
+                while server.process is not None and server.process.poll() is None:
+                    time.sleep(0.5)
+        except (KeyboardInterrupt, Stopped):
+            return 0
+    echo(f"the judge server stopped by itself (exit code {server.exit_code}); the end of its log "
+         f"({server.log_path}):\n{server.log_tail(1500)}", err=True)
+    return 1
 
 
 def _kill_group(pgid: int) -> None:

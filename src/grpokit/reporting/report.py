@@ -139,6 +139,23 @@ def plot_curves(run: RunData, path: str | Path, hc: HealthConfig | None = None,
     Steps where an alert fired live (alerts.jsonl) or where the diagnosis first saw a
     problem (findings) are marked on the panels of the metrics that rule reads.
     """
+    import matplotlib.pyplot as plt
+
+    fig = curves_figure(run, hc, findings)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+# Characters of a panel title per line at its font size: a left-aligned title longer than its panel ran on
+# over the next panel's title.
+TITLE_CHARS = 62
+
+
+def curves_figure(run: RunData, hc: HealthConfig | None = None, findings: list | None = None):
+    """The curves as a matplotlib figure (the caller closes it): plot_curves's drawing."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -153,7 +170,7 @@ def plot_curves(run: RunData, path: str | Path, hc: HealthConfig | None = None,
     chosen = panels(records, hc)
     cols = 2
     rows = math.ceil(len(chosen) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(12, 2.6 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(12, 3.0 * rows), squeeze=False)
     xs = x_positions(records)
     for ax, panel in zip(axes.flat, chosen):
         _draw_panel(ax, panel, records, alerts)
@@ -161,12 +178,8 @@ def plot_curves(run: RunData, path: str | Path, hc: HealthConfig | None = None,
             ax.set_xlim(min(xs) - 0.5, max(xs) + 0.5)  # one step axis for all panels, even where values are NaN
     for ax in list(axes.flat)[len(chosen):]:
         ax.set_visible(False)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    fig.tight_layout(h_pad=1.2, w_pad=2.0)
+    return fig
 
 
 def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[str, list[int]]) -> None:
@@ -202,8 +215,7 @@ def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[st
     marked = sorted({s for rule in panel.rules for s in alerts.get(rule, [])})
     for s in marked:
         ax.axvline(s, color=BAD, ls=":", lw=1)
-    title = panel.title + (f"  ({panel.note})" if panel.note else "")
-    ax.set_title(title, fontsize=9, loc="left")
+    ax.set_title(panel_title(panel), fontsize=9, loc="left")
     ax.tick_params(labelsize=8)
     if not drawn:
         ax.text(0.5, 0.5, "not logged", ha="center", va="center", transform=ax.transAxes, color="gray")
@@ -213,6 +225,19 @@ def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[st
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole: no 1.5 on a 3-step run
+
+
+def panel_title(panel: Panel) -> str:
+    """The title and its note, wrapped to the panel's width: the note on a line of its own when both do not fit."""
+    import textwrap
+
+    title = panel.title + (f"  ({panel.note})" if panel.note else "")
+    if len(title) <= TITLE_CHARS:
+        return title
+    lines = textwrap.wrap(panel.title, TITLE_CHARS)
+    if panel.note:
+        lines += textwrap.wrap(f"({panel.note})", TITLE_CHARS)
+    return "\n".join(lines)
 
 
 def _alert_steps(run: RunData) -> dict[str, list[int]]:

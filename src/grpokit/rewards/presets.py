@@ -48,6 +48,14 @@ KB_QA_SYSTEM_PROMPT = (
     "put the numbers of the documents the answer comes from in square brackets."
 )
 
+# Question answering reads no tags: the math default (<reasoning>/<answer>) would ask for a format no
+# reward of these presets pays, and spend the completion budget on it. exact_match wants the answer
+# alone; the judge reads an answer as a person would, so a short sentence is fine there.
+QA_SYSTEM_PROMPT = ("Answer the question with the short answer alone (a word, a name, a number or a short "
+                    "phrase), with nothing before or after it.")
+QA_JUDGE_SYSTEM_PROMPT = ("Answer the question directly and correctly in one or two short sentences, the answer "
+                          "itself first. Reply with the answer only, no reasoning.")
+
 # Correctness carries most of the weight in every preset: format and style
 # terms shape how the answer is written but must never outbid being right.
 _PRESETS: dict[str, Preset] = {
@@ -103,6 +111,7 @@ _PRESETS: dict[str, Preset] = {
                 _r("language_consistency", 0.25),
                 _r("repetition_penalty", 0.25),
             ),
+            QA_SYSTEM_PROMPT,
         ),
         Preset(
             "summarization_judge",
@@ -130,6 +139,7 @@ _PRESETS: dict[str, Preset] = {
                 _r("language_consistency", 0.25),
                 _r("repetition_penalty", 0.25),
             ),
+            QA_JUDGE_SYSTEM_PROMPT,
         ),
         Preset(
             "json_output",

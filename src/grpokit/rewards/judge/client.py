@@ -38,6 +38,22 @@ def build_body(settings: JudgeSettings, messages: list[dict], schema: dict, max_
     return body
 
 
+def describe_error(exc: BaseException, url: str, elapsed_s: float | None, timeout_s: float | None) -> str:
+    """A request's failure in words that say something: the exception's type, how long it waited and where
+    to, and its message where it has one. httpx's timeouts carry an empty message, which left
+    "first error: ReadTimeout: " and nothing after it."""
+    name = type(exc).__name__
+    detail = " ".join(str(exc).split())
+    if isinstance(exc, httpx.TimeoutException):
+        waited = elapsed_s if elapsed_s is not None else timeout_s
+        after = f" after {waited:.3g} s" if waited is not None else ""
+        limit = f" (timeout_s: {timeout_s:g})" if timeout_s is not None else ""
+        text = f"{name}{after} to {url}{limit}" + (f": {detail}" if detail else "")
+    else:
+        text = f"{name} ({url}): {detail or 'no message from the connection library'}"
+    return text[:300]
+
+
 async def _ask(client: httpx.AsyncClient, settings: JudgeSettings, gate: asyncio.Semaphore, body: dict,
                deadline: float | None) -> Reply:
     error = "not sent"
@@ -56,7 +72,8 @@ async def _ask(client: httpx.AsyncClient, settings: JudgeSettings, gate: asyncio
             except httpx.HTTPStatusError as exc:  # 4xx other than the retried ones: the request is wrong
                 return Reply(error=f"HTTP {exc.response.status_code}: {exc.response.text[:200]}")
             except (httpx.TransportError, httpx.TimeoutException) as exc:
-                error = f"{type(exc).__name__}: {exc}"[:300] or type(exc).__name__
+                error = describe_error(exc, settings.base_url.rstrip("/") + "/chat/completions",
+                                       time.perf_counter() - start, settings.timeout_s)
             except (ValueError, KeyError, IndexError, TypeError) as exc:
                 return Reply(error=f"unreadable answer from the judge: {type(exc).__name__}: {exc}"[:300])
             if attempt == settings.retries:
@@ -116,7 +133,7 @@ def probe(base_url: str, timeout_s: float = 5.0, api_key: str | None = None) -> 
     try:
         response = httpx.get(base_url.rstrip("/") + "/models", timeout=timeout_s, headers=headers, trust_env=False)
     except httpx.HTTPError as exc:
-        return f"{type(exc).__name__}: {exc}"
+        return describe_error(exc, base_url.rstrip("/") + "/models", None, timeout_s)
     if response.status_code >= 400:
         return f"HTTP {response.status_code} from {base_url}/models"
     return None

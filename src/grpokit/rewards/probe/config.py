@@ -72,7 +72,7 @@ def render(results: list[tuple[str, ProbeReport]], echo) -> None:
     """Plain lines: one per exploit (reward, probe, score, ceiling, fix), then a verdict."""
     for label, report in results:
         checked = sum(len(v) for v in report.checked.values())
-        echo(f"{label}: {len(report.rewards)} reward(s) x the probes that fit {report.rows} row(s): {checked} checks")
+        echo(f"{label}: {report.counted()} x the probes that fit {report.rows} row(s): {checked} checks")
         if report.budget or report.forms:
             echo(f"  completions: {', '.join(report.forms) or 'as the data holds them'}"
                  + (f", at most {report.budget}" if report.budget else ""))

@@ -61,6 +61,12 @@ class ProbeReport:
     def ok(self) -> bool:
         return not self.errors and not any(e.severity == "fail" for e in self.exploits)
 
+    def counted(self) -> str:
+        """'3 rewards and their weighted total': the rewards probed, the total (probed too) not counted as one."""
+        own = [n for n in self.rewards if n != TOTAL]
+        words = f"{len(own)} reward{'' if len(own) == 1 else 's'}"
+        return words + (" and their weighted total" if len(own) < len(self.rewards) else "")
+
     def worst(self) -> list[Exploit]:
         """The highest-scoring exploit per (reward, probe): what a report shows."""
         best: dict[tuple[str, str], Exploit] = {}
