@@ -43,7 +43,7 @@ TRAINING_MAY_CHANGE = frozenset({
     # length
     "max_steps",
     # what the run records, and how often
-    "logging_steps", "logging_first_step", "logging_strategy", "logging_dir", "save_steps", "save_strategy",
+    "logging_steps", "logging_first_step", "logging_strategy", "save_steps", "save_strategy",
     "save_total_limit", "eval_steps", "eval_strategy", "per_device_eval_batch_size", "report_to", "run_name",
     "log_completions", "num_completions_to_print", "disable_tqdm",
     # how this machine computes the same run
