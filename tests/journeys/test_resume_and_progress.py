@@ -94,3 +94,14 @@ def test_ctrl_c_names_the_checkpoint_and_resume_logs_each_step_once(tiny, tmp_pa
     assert resumed.exit_code == 0, resumed.output
     steps = [r["step"] for r in read_jsonl(tmp_path / "run" / "completions.jsonl")]
     assert steps == sorted(steps) and set(steps) == {1, 2, 3, 4, 5}, steps  # was 1,2,3,4,3,4,5
+    # The live monitor went on from checkpoint-2's state: its alerts are the replay's of the same metrics
+    # (each raised once; before, a resume raised truncation again with a fresh monitor).
+    from grpokit.health.diagnose import health_config_for, load_run
+    from grpokit.health.rules import replay
+
+    run = load_run(tmp_path / "run")
+    hc = health_config_for(run.config, run.train_metrics)
+    hc.enabled = True
+    live = [(a["step"], a["rule"]) for a in read_jsonl(tmp_path / "run" / "alerts.jsonl")]
+    assert live == [(a.step, a.rule) for a in replay(run.curve_metrics, hc)], live
+    assert live, "the tiny model's cut completions raise truncation: the check above compared something"

@@ -54,8 +54,14 @@ def train_command(
             _dry_run(cfg, console)
             return
         from grpokit.health.doctor import check_judge_endpoints
-        from grpokit.training.trainer import train
+        from grpokit.training.trainer import prepare_run_dir, train
 
+        # A resume that is refused (exit 2) or has nothing to do (exit 0) says so before anything loads,
+        # and leaves the run directory (config.yaml, run_status.json) as it was.
+        plan = prepare_run_dir(cfg, resume)
+        if plan is not None and plan.nothing_to_do:
+            console.print(plan.message(cfg), markup=False, highlight=False)
+            return
         check_judge_endpoints(cfg)  # a judge that is down: exit 2 before the model loads, as doctor does
         console.print(f"run directory: {cfg.run_dir}")
         try:

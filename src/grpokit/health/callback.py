@@ -9,8 +9,12 @@ The per-reward numbers (None and error shares, timeouts, first errors) come from
 one reward wrapper; RewardStatsCallback (grpokit.training.callbacks) puts the numbers into
 each log, and the error text reaches the rules through `reward_calls.last_window`.
 
-Alerts go to the console (rich) and to <run_dir>/alerts.jsonl, on rank 0 only.
+Alerts go to the console (rich) and to <run_dir>/alerts.jsonl (each with its step and stage), on rank 0 only.
 The rules themselves live in rules.py (pure, cheap, replayable).
+
+The monitor's state (baselines, patience, alerts raised) goes into every checkpoint (state_dict, written by
+grpokit.training.checkpoints before the completion marker) and comes back on resume (restore), so a resumed
+run is watched as if it had never stopped, and agrees with the report's replay of metrics.jsonl.
 """
 from __future__ import annotations
 
@@ -27,20 +31,23 @@ from grpokit.health.memory import memory_metrics
 from grpokit.health.rules import Alert, HealthConfig, HealthMonitor, expected_logged_steps, is_train_log
 from grpokit.health.symptoms import BY_RULE
 from grpokit.rewards.trainer_rewards import TrainerRewards
-from grpokit.run_directory.layout import ALERTS
+from grpokit.run_directory.layout import ALERTS, HEALTH_STATE
+
+STATE_VERSION = 1
 
 
 class HealthCallback(TrainerCallback):
     """Runs the health rules on every training log; writes alerts; optionally stops on critical ones."""
 
     def __init__(self, config: HealthConfig | dict | None = None, run_dir: str | os.PathLike | None = None,
-                 console: Any = None, reward_calls: TrainerRewards | None = None):
+                 console: Any = None, reward_calls: TrainerRewards | None = None, stage: str | None = None):
         if isinstance(config, dict) or config is None:
             config = HealthConfig.from_dict(config)
         self.config = config
         self.monitor = HealthMonitor(config)
         self.run_dir = Path(run_dir) if run_dir else None
         self.reward_calls = reward_calls
+        self.stage = stage  # written into each alert: two stages both have a step 2
         self._console = console
         self.seconds = 0.0  # time spent in on_log, for the overhead benchmark
         self.stopped_by: Alert | None = None
@@ -97,6 +104,33 @@ class HealthCallback(TrainerCallback):
         if self.config.enabled:
             self.monitor.observe(int(record.get("step") or 0), record)
 
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the monitor (JSON-able)."""
+        return {"version": STATE_VERSION, "stage": self.stage, "monitor": self.monitor.state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(f"health state version {state.get('version')!r}, expected {STATE_VERSION}")
+        self.monitor.restore(state["monitor"])
+
+    def restore(self, checkpoint: str | os.PathLike, metrics: str | os.PathLike | None = None) -> str:
+        """The monitor as it was at `checkpoint`: from the state saved in it, else (a checkpoint from before
+        the state was saved, or an unreadable one) by replaying this stage's records of `metrics`
+        (metrics.jsonl, already trimmed to the checkpoint's step). Returns which of the two it used."""
+        path = Path(checkpoint) / HEALTH_STATE
+        try:
+            self.load_state_dict(json.loads(path.read_text(encoding="utf-8")))
+            return "checkpoint"
+        except (OSError, ValueError, KeyError, TypeError):
+            self.monitor = HealthMonitor(self.config)
+        if metrics is not None:
+            from grpokit.run_directory.jsonl import read_records, without_redone
+
+            for record in without_redone(read_records(Path(metrics))):
+                if record.get("stage") == self.stage:
+                    self.monitor.observe(int(record.get("step") or 0), record)
+        return "replay"
+
     def _hung_rewards(self, step: int, tracked: dict[str, Any], alerts: list[Alert]) -> list[Alert]:
         """An alert on the step a reward hung, without the rule's patience: the watchdog's timeouts
         are certain (a reward that never answered), not a noisy share to be confirmed."""
@@ -124,7 +158,7 @@ class HealthCallback(TrainerCallback):
             self.run_dir.mkdir(parents=True, exist_ok=True)
             with open(self.run_dir / ALERTS, "a", encoding="utf-8") as f:
                 for alert in alerts:
-                    f.write(json.dumps(alert.to_dict(), allow_nan=False, default=str) + "\n")
+                    f.write(json.dumps({**alert.to_dict(), "stage": self.stage}, allow_nan=False, default=str) + "\n")
 
     def _print(self, text: str) -> None:
         if self._console is None:

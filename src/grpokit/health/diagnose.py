@@ -19,7 +19,8 @@ from grpokit.health.rules import (HealthConfig, expected_logged_steps, finite, i
 from grpokit.health.run_status import post_mortem
 from grpokit.health.symptoms import BY_RULE, SYMPTOMS, Symptom, to_markdown  # noqa: F401  (to_markdown re-exported)
 from grpokit.run_directory import layout
-from grpokit.run_directory.jsonl import read_jsonl
+from grpokit.run_directory.jsonl import read_jsonl, without_redone
+from grpokit.run_directory.progress import stage_max_steps
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
@@ -37,6 +38,10 @@ class Finding:
     count: int = 1
     sources: list[str] = field(default_factory=list)  # "metrics" (replayed) and/or "alerts" (live)
     ranges: list[list[int]] = field(default_factory=list)  # [first, last] step of every stretch it held
+    # The stage of each of `ranges` (None in a run without stages), and of first_step: every stage counts
+    # its own steps, so "step 2" alone names two places in a two-stage run.
+    stages: list[str | None] = field(default_factory=list)
+    first_stage: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,7 +68,14 @@ class RunData:
 
     @property
     def finished(self) -> bool:
-        """True when the run logged its summary or reached training.max_steps."""
+        """True when the last stage left its done marker at its max_steps (run_directory.progress); for a
+        run without markers (trained outside `grpokit train`), when it logged its summary or reached
+        training.max_steps."""
+        from grpokit.run_directory.progress import run_finished
+
+        marked = run_finished(self.run_dir, self.config)
+        if marked is not None:
+            return marked
         if any("train_runtime" in r for r in self.metrics):
             return True
         training = self.config.get("training") if isinstance(self.config.get("training"), dict) else {}
@@ -98,12 +110,15 @@ def load_run(run_dir: str | Path) -> RunData:
             eval_data = json.loads((run_dir / layout.EVAL).read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError):
             eval_data = None
-    return RunData(run_dir, metrics, alerts, completions, eval_data, _read_yaml(run_dir / layout.CONFIG),
+    # Steps logged after a checkpoint and redone by a resume count once, as the resumed run logged them.
+    return RunData(run_dir, without_redone(metrics), alerts, completions, eval_data, _read_yaml(run_dir / layout.CONFIG),
                    skipped_lines=bad_m + bad_a + bad_c)
 
 
-def health_config_for(config: dict[str, Any], metrics: list[dict[str, Any]] | None = None) -> HealthConfig:
-    """The run's own thresholds (its `health:` section), with the length limit from `training:`.
+def health_config_for(config: dict[str, Any], metrics: list[dict[str, Any]] | None = None,
+                      stage: str | None = None) -> HealthConfig:
+    """The run's own thresholds (its `health:` section), with the length limit from `training:` (and the
+    length of `stage`, which the live callback reads off its own trainer).
 
     When the config does not name the limit (a profile default), it is read off the metrics:
     at a step where some completions were clipped, completions/max_length is the limit.
@@ -119,7 +134,8 @@ def health_config_for(config: dict[str, Any], metrics: list[dict[str, Any]] | No
         hc.max_completion_length = int(limit) if limit else None
     if hc.expected_logged_steps is None and isinstance(training, dict):
         # The live callback caps patience by the run's length; the replay must judge the same way.
-        hc.expected_logged_steps = expected_logged_steps(training.get("max_steps"), training.get("logging_steps", 1))
+        max_steps = stage_max_steps(config, stage) if stage is not None else training.get("max_steps")
+        hc.expected_logged_steps = expected_logged_steps(max_steps, training.get("logging_steps", 1))
     if hc.max_completion_length is None and metrics:
         clipped = [finite(r.get("completions/max_length")) for r in metrics
                    if (finite(r.get("completions/clipped_ratio")) or 0) > 0]
@@ -140,21 +156,29 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     run = run_dir if isinstance(run_dir, RunData) else load_run(run_dir)
     train = run.train_metrics
     findings: dict[str, Finding] = {}
-    hc = health_config_for(run.config, train)
-    hc.enabled = True
-    # The held-out records go in too, where they were written: reward_stuck weighs them as the live monitor does.
-    monitor = replay_monitor(run.curve_metrics, hc)
-    for alert in monitor.alerts:
-        f = findings.get(alert.rule)
-        if f is None:
-            findings[alert.rule] = _symptom_finding(BY_RULE[alert.rule], alert.message, [alert.step], "metrics",
-                                                      alert.fix)
-        else:
-            f.count += 1
-            f.last_step = alert.step
-    for rule, f in findings.items():
-        # Every stretch the condition held, not only where the alert fired: "steps 2-8, 14-20".
-        f.ranges = [list(r) for r in step_ranges(monitor.firing.get(rule, []))]
+    # Each stage is replayed on its own monitor, as each stage's trainer had its own live one: its
+    # baselines are its first steps (a stage often changes the rewards). The held-out records go in too,
+    # where they were written: reward_stuck weighs them as the live monitor does.
+    for stage, records in by_stage(run.curve_metrics):
+        hc = health_config_for(run.config, [r for r in records if is_train_log(r)], stage)
+        hc.enabled = True
+        monitor = replay_monitor(records, hc)
+        for alert in monitor.alerts:
+            f = findings.get(alert.rule)
+            if f is None:
+                findings[alert.rule] = f = _symptom_finding(BY_RULE[alert.rule], alert.message, [alert.step], "metrics",
+                                                              alert.fix)
+                f.first_stage = stage
+            else:
+                f.count += 1
+                f.last_step = alert.step
+        for rule, pairs in monitor.firing.items():
+            if rule in findings:
+                # Every stretch the condition held, not only where the alert fired: "steps 2-8, 14-20".
+                stretches = [list(r) for r in step_ranges(pairs)]
+                findings[rule].ranges += stretches
+                findings[rule].stages += [stage] * len(stretches)
+    for f in findings.values():
         if f.ranges:
             f.last_step = max(f.last_step or 0, f.ranges[-1][1])
     # Live alerts can see what metrics.jsonl lacks (e.g. reward errors counted by the tracker).
@@ -164,22 +188,27 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
             continue
         step = finite(record.get("step"))
         step = int(step) if step is not None else None
+        stage = record.get("stage") if isinstance(record.get("stage"), str) else None
         f = findings.get(rule)
         if f is None:
             fix = record.get("fix") if isinstance(record.get("fix"), str) else ""
             findings[rule] = f = _symptom_finding(BY_RULE[rule], str(record.get("message", "")),
                                                   [step] if step is not None else [], "alerts", fix)
+            f.first_stage = stage
         elif "alerts" not in f.sources:
             f.sources.append("alerts")
         if "metrics" not in f.sources and step is not None:  # seen live only: each alert is a stretch of its own
             f.ranges.append([step, step])
+            f.stages.append(stage)
             f.first_step, f.last_step = min(f.first_step or step, step), max(f.last_step or step, step)
-    dead = post_mortem(run.run_dir)
+    dead = post_mortem(run.run_dir, finished=run.finished)
     if dead is not None:
         step = dead.pop("step", None)
         step = int(step) if finite(step) is not None else None
         # The post-mortem knows more than a live alert of the same rule (how the run ended): it replaces it.
-        findings[dead["rule"]] = Finding(**dead, first_step=step, last_step=step, sources=["run_status"])
+        stage = dead.pop("stage", None)
+        findings[dead["rule"]] = Finding(**dead, first_step=step, last_step=step, sources=["run_status"],
+                                         first_stage=stage if isinstance(stage, str) else None)
     out = list(findings.values())
     out.extend(_constant_reward_findings(train, run.config))
     out.extend(_loss_findings(train, run.config))
@@ -314,12 +343,41 @@ def format_findings(findings: list[Finding]) -> str:
         return "No problems found."
     lines = []
     for f in findings:
-        if f.ranges:
-            where = " (steps " + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in f.ranges) + ")"
-        elif f.first_step is not None and f.last_step in (None, f.first_step):
-            where = f" (step {f.first_step})"
-        else:
-            where = f" (steps {f.first_step}-{f.last_step})" if f.first_step is not None else ""
+        where = f" ({where_text(f)})" if where_text(f) else ""
         lines.append(f"[{f.severity}] {f.title}{where}\n  seen: {f.evidence}\n  why: {f.cause}\n  fix: {f.fix}")
     return "\n".join(lines)
 
+
+
+def by_stage(records: list[dict[str, Any]]) -> list[tuple[str | None, list[dict[str, Any]]]]:
+    """Records grouped by their stage, the stages in the order they first appear."""
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for record in records:
+        stage = record.get("stage")
+        groups.setdefault(stage if isinstance(stage, str) else None, []).append(record)
+    return list(groups.items())
+
+
+def _steps(pairs: list[list[int]]) -> str:
+    one = len(pairs) == 1 and pairs[0][0] == pairs[0][1]
+    return ("step " if one else "steps ") + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in pairs)
+
+
+def where_text(f: Finding) -> str:
+    """Where a finding held, in words: "steps 2-8, 22-30"; in a run with stages, each stage named
+    ("stage format step 2, stage correctness step 2"), since each stage counts its own steps."""
+    if f.ranges:
+        stages = f.stages if len(f.stages) == len(f.ranges) else [None] * len(f.ranges)
+        if all(s is None for s in stages):
+            return "steps " + ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in f.ranges)
+        parts: list[tuple[str | None, list[list[int]]]] = []
+        for stage, pair in zip(stages, f.ranges):
+            if parts and parts[-1][0] == stage:
+                parts[-1][1].append(pair)
+            else:
+                parts.append((stage, [pair]))
+        return ", ".join(f"stage {stage} {_steps(pairs)}" if stage else _steps(pairs) for stage, pairs in parts)
+    stage = f"stage {f.first_stage} " if f.first_stage else ""
+    if f.first_step is not None and f.last_step in (None, f.first_step):
+        return f"{stage}step {f.first_step}"
+    return f"{stage}steps {f.first_step}-{f.last_step}" if f.first_step is not None else ""

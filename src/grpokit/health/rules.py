@@ -113,6 +113,22 @@ class History:
         """This step's value, only if it was logged this step and is finite."""
         return finite(self.latest.get(key))
 
+    def state(self) -> dict[str, Any]:
+        """Everything the rules read, as JSON-able data (a checkpoint keeps it; see HealthMonitor.state)."""
+        return {"values": {k: list(v) for k, v in self._values.items()}, "first": self.first, "latest": self.latest,
+                "logs": list(self._logs), "count": self.count, "fresh": sorted(self._fresh),
+                "held_out": self.held_out}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self._values = {k: deque(v, maxlen=None if k in self._whole else self._maxlen)
+                        for k, v in state["values"].items()}
+        self.first = {k: list(v) for k, v in state["first"].items()}
+        self.latest = dict(state["latest"])
+        self._logs = deque(state["logs"], maxlen=self._maxlen)
+        self.count = int(state["count"])
+        self._fresh = set(state["fresh"])
+        self.held_out = list(state["held_out"])
+
 
 # A rule returns (holds_now, value, threshold, message) given history and config, and may add a
 # fifth item: the HealthConfig key of the patience this reading needs (default: PATIENCE[rule]).
@@ -585,6 +601,24 @@ class HealthMonitor:
         # the diagnosis lists each range, not only the step the alert first fired.
         self.firing: dict[str, list[tuple[int, int]]] = {}
         self._rules = {r: f for r, f in RULE_FUNCS.items() if r not in c.disable}
+
+    def state(self) -> dict[str, Any]:
+        """The monitor as JSON-able data: its history (baselines, recent values), each rule's streak
+        (patience), hysteresis and de-duplication counters, the alerts raised. `restore` of it, then the same
+        logs, raises the same alerts as one monitor fed every log: a resumed run is watched as a straight one."""
+        return {"history": self.history.state(), "streak": self._streak, "firing_since": self._firing_since,
+                "clear": self._clear, "index": self._index, "alerts": [a.to_dict() for a in self.alerts],
+                "firing": {rule: [list(p) for p in pairs] for rule, pairs in self.firing.items()}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.history.restore(state["history"])
+        # Rules added since the state was saved start clear; rules since removed are dropped.
+        self._streak.update({r: int(n) for r, n in state["streak"].items() if r in self._streak})
+        self._clear.update({r: int(n) for r, n in state["clear"].items() if r in self._clear})
+        self._firing_since = {r: int(n) for r, n in state["firing_since"].items() if r in RULE_FUNCS}
+        self._index = int(state["index"])
+        self.alerts = [Alert(**a) for a in state["alerts"] if a.get("rule") in RULE_FUNCS]
+        self.firing = {r: [(int(i), int(s)) for i, s in pairs] for r, pairs in state["firing"].items() if r in RULE_FUNCS}
 
     def observe(self, step: int, logs: dict[str, Any]) -> list[Alert]:
         """Add one log record (TRL metric names); return new alerts. A held-out evaluation record

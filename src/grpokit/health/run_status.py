@@ -2,8 +2,9 @@
 
 The out-of-memory killer sends SIGKILL: no Python code runs, no log line is written. So the run
 writes its state *before* anything can go wrong and keeps it current: "running" (with its process
-id, host, step and memory against the limit that binds) at the start of training and at every log,
-"finished" on a clean end, "failed" (with the error) when training raises. `post_mortem()` reads it
+id, host, step and memory against the limit that binds) when the run starts (for a resume: once every
+check passed, never for a refused or nothing-to-do one) and at every log, "finished" once the last
+stage's final weights are saved, "failed" (with the error) when training raises. `post_mortem()` reads it
 back: "running" whose process is gone means the run was killed; a memory peak near the limit, or an
 estimate above it, says by what.
 
@@ -71,11 +72,24 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return False
 
 
-def mark_started(run_dir: str | Path) -> None:
-    """Record "running" before anything heavy happens (loading the model can already run out of memory)."""
+def mark_started(run_dir: str | Path, step: int = 0, stage: str | None = None) -> None:
+    """Record "running" before anything heavy happens (loading the model can already run out of memory).
+    `step`/`stage`: where a resumed run starts (its checkpoint), so a kill before its first log names it."""
     write_status(Path(run_dir), {"state": "running", "pid": os.getpid(), "host": socket.gethostname(),
-                                 "started": time.time(), "updated": time.time(), "step": 0,
+                                 "started": time.time(), "updated": time.time(), "step": int(step), "stage": stage,
                                  "memory": memory_snapshot()})
+
+
+def mark_finished(run_dir: str | Path, step: int | None = None) -> None:
+    """Record "finished": called once the run's last weights are on disk (after the last stage's final/)."""
+    run_dir = Path(run_dir)
+    status = read_status(run_dir) or {}
+    status.update({"state": "finished", "updated": time.time(), "memory": {**status.get("memory", {}),
+                                                                         **memory_snapshot()}})
+    if step is not None:
+        status["step"] = int(step)
+    status.pop("error", None)
+    write_status(run_dir, status)
 
 
 def mark_failed(run_dir: str | Path, exc: BaseException) -> None:
@@ -120,14 +134,17 @@ def memory_verdict(status: dict[str, Any]) -> tuple[bool, str]:
     return near, words
 
 
-def post_mortem(run_dir: str | Path) -> dict[str, Any] | None:
+def post_mortem(run_dir: str | Path, finished: bool = False) -> dict[str, Any] | None:
     """What run_status.json says happened to a run that did not finish, as a finding's fields
-    (rule, severity, title, evidence, cause, fix, step); None when it finished, runs, or left no status."""
+    (rule, severity, title, evidence, cause, fix, step); None when it finished, runs, or left no status.
+    `finished`: the run's last stage left its done marker (grpokit.run_directory.progress)."""
     from grpokit.health.symptoms import BY_RULE
 
     status = read_status(run_dir)
     if not status or status.get("state") == "finished":
         return None
+    if finished and status.get("state") == "running":
+        return None  # gone after its last stage's done marker, before the status said so: it finished
     step = status.get("step")
     where = f"step {step}" + (f" of {status['max_steps']}" if status.get("max_steps") else "")
     near, memory_words = memory_verdict(status)

@@ -18,13 +18,17 @@ class RunStatusCallback(TrainerCallback):
 
     `estimate`: called once with the model at the start, returns the planned peak memory in bytes
     (the doctor's estimate) or None; kept beside the limit so a post-mortem can compare them.
+    `finishes_run`: whether the end of this training is the end of the run. grpokit's own trainer passes
+    False: a stage's end is followed by saving its final weights and by the next stage, and the run is
+    finished only after the last of those (run_status.mark_finished).
     """
 
     def __init__(self, run_dir: str | os.PathLike, stage: str | None = None,
-                 estimate: Callable[[Any], float | None] | None = None):
+                 estimate: Callable[[Any], float | None] | None = None, finishes_run: bool = True):
         self.run_dir = Path(run_dir)
         self.stage = stage
         self.estimate = estimate
+        self.finishes_run = finishes_run
         self.status: dict[str, Any] = {}
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
@@ -53,7 +57,7 @@ class RunStatusCallback(TrainerCallback):
         return control
 
     def on_train_end(self, args, state, control, **kwargs):
-        if state.is_world_process_zero and self.status:
+        if state.is_world_process_zero and self.status and self.finishes_run:
             self.status.update({"state": "finished", "updated": time.time(), "step": state.global_step,
                                 "memory": memory_snapshot()})
             write_status(self.run_dir, self.status)

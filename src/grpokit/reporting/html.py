@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from grpokit.completions import prompt_text, to_text
-from grpokit.health.diagnose import Finding, RunData, explain_loss
+from grpokit.health.diagnose import Finding, RunData, explain_loss, where_text
 from grpokit.health.rules import finite
 from grpokit.health.symptoms import SYMPTOMS
 
@@ -56,8 +56,10 @@ def _num(value: Any) -> str:
 def _header(run: RunData, findings: list[Finding]) -> str:
     train = run.train_metrics
     last = train[-1].get("step", len(train)) if train else None
+    if train and isinstance(train[-1].get("stage"), str):
+        last = f"{last} (stage {train[-1]['stage']})"
     name = run.config.get("name") or run.run_dir.name
-    status = "finished" if run.finished else "still running (or stopped before max_steps)"
+    status = _state(run)
     counts = {s: sum(1 for f in findings if f.severity == s) for s in ("critical", "warning")}
     badges = "".join(f'<span class="badge {s}">{n} {s}</span> ' for s, n in counts.items() if n)
     badges = badges or '<span class="badge ok">no problems found</span>'
@@ -69,17 +71,30 @@ def _header(run: RunData, findings: list[Finding]) -> str:
             f"{skipped}</p><p>{badges}</p>")
 
 
+def _state(run: RunData) -> str:
+    """finished / running / stopped, from the stages' done markers and run_status.json."""
+    from grpokit.health.run_status import process_alive, read_status
+    from grpokit.run_directory.progress import stage_names
+
+    names = [n for n in stage_names(run.config) if n]
+    if run.finished:
+        return f"finished (all {len(names)} stages)" if len(names) > 1 else "finished"
+    status = read_status(run.run_dir) or {}
+    where = f"stage {status['stage']} " if isinstance(status.get("stage"), str) else ""
+    if status.get("state") == "running" and process_alive(status.get("pid"), status.get("host")):
+        return f"running ({where}step {status.get('step')})"
+    if status.get("state") in ("failed", "interrupted", "running"):
+        return f"not finished: stopped at {where}step {status.get('step')} (see the diagnosis)"
+    return "not finished (no run_status.json: still running, or stopped before max_steps)"
+
+
 def _findings(findings: list[Finding]) -> str:
     if not findings:
         return "<h2>Diagnosis</h2><p>No problems found in the metrics.</p>"
     parts = ["<h2>Diagnosis</h2>"]
     for f in findings:
-        if f.first_step is None:
-            steps = ""
-        elif f.last_step in (None, f.first_step):
-            steps = f" &middot; from step {e(f.first_step)}"
-        else:
-            steps = f" &middot; steps {e(f.first_step)}&ndash;{e(f.last_step)}"
+        where = where_text(f)
+        steps = f" &middot; {e(where)}" if where else ""
         parts.append(
             f'<div class="finding {e(f.severity)}"><p><span class="badge {e(f.severity)}">{e(f.severity)}</span> '
             f"<b>{e(f.title)}</b> <code>{e(f.rule)}</code>{steps}</p>"
@@ -90,19 +105,23 @@ def _findings(findings: list[Finding]) -> str:
 def _curves(png: bytes) -> str:
     data = base64.b64encode(png).decode("ascii")
     return ("<h2>Curves</h2><p class=\"meta\">Green bands: the healthy range from this run's health thresholds. "
-            "Red dotted lines: steps where an alert fired or the diagnosis first saw a problem.</p>"
+            "Red dotted lines: steps where an alert fired or the diagnosis first saw a problem. Grey dashed lines: "
+            "where a stage began (each stage counts its own steps; the axis runs on across them).</p>"
             f'<img alt="training curves" src="data:image/png;base64,{data}">')
 
 
 def _alerts(alerts: list[dict[str, Any]]) -> str:
     if not alerts:
         return "<h2>Alerts</h2><p>No live alerts were raised (alerts.jsonl is empty or absent).</p>"
+    staged = any(isinstance(a.get("stage"), str) for a in alerts)
     rows = "".join(
-        f"<tr><td class=\"num\">{e(a.get('step', ''))}</td><td><span class=\"badge {e(a.get('severity', 'info'))}\">"
+        f"<tr>{'<td>' + e(a.get('stage') or '') + '</td>' if staged else ''}"
+        f"<td class=\"num\">{e(a.get('step', ''))}</td><td><span class=\"badge {e(a.get('severity', 'info'))}\">"
         f"{e(a.get('severity', ''))}</span></td><td><code>{e(a.get('rule', ''))}</code></td>"
         f"<td>{e(a.get('message', ''))}</td><td>{e(a.get('fix', ''))}</td></tr>"
         for a in alerts)
-    return ("<h2>Alerts</h2><table><tr><th>step</th><th>severity</th><th>rule</th><th>message</th><th>fix</th></tr>"
+    head = "<th>stage</th>" if staged else ""
+    return (f"<h2>Alerts</h2><table><tr>{head}<th>step</th><th>severity</th><th>rule</th><th>message</th><th>fix</th></tr>"
             f"{rows}</table>")
 
 

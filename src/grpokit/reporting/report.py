@@ -55,6 +55,27 @@ def x_positions(records: list[dict[str, Any]]) -> list[float]:
     return xs
 
 
+def stage_starts(records: list[dict[str, Any]]) -> list[tuple[float, str]]:
+    """(x where it begins, name) of every stage, on the x_positions axis; empty for a run without stages."""
+    out: list[tuple[float, str]] = []
+    for x, record in zip(x_positions(records), records):
+        stage = record.get("stage")
+        if isinstance(stage, str) and (not out or out[-1][1] != stage):
+            out.append((x - 0.5, stage))
+    return out
+
+
+def stage_x(records: list[dict[str, Any]]) -> dict[tuple[str | None, int], float]:
+    """(stage, step) -> x on the x_positions axis, so an alert of stage two's step 2 is drawn in stage two."""
+    out: dict[tuple[str | None, int], float] = {}
+    for x, record in zip(x_positions(records), records):
+        step = finite(record.get("step"))
+        stage = record.get("stage") if isinstance(record.get("stage"), str) else None
+        if step is not None:
+            out.setdefault((stage, int(step)), x)
+    return out
+
+
 def series(records: list[dict[str, Any]], key: str) -> tuple[list[float], list[float]]:
     """(steps, values) with NaN where the value is missing or not finite, so lines break there."""
     steps, values = [], []
@@ -163,10 +184,12 @@ def curves_figure(run: RunData, hc: HealthConfig | None = None, findings: list |
 
     records = run.curve_metrics
     hc = hc or health_config_for(run.config, run.train_metrics)
-    alerts = _alert_steps(run)
+    where = stage_x(records)
+    alerts = _alert_steps(run, where)
     for f in findings or []:
         if f.first_step is not None:
-            alerts.setdefault(f.rule, []).append(int(f.first_step))
+            alerts.setdefault(f.rule, []).append(where.get((f.first_stage, int(f.first_step)), float(f.first_step)))
+    starts = stage_starts(records)
     chosen = panels(records, hc)
     cols = 2
     rows = math.ceil(len(chosen) / cols)
@@ -174,6 +197,11 @@ def curves_figure(run: RunData, hc: HealthConfig | None = None, findings: list |
     xs = x_positions(records)
     for ax, panel in zip(axes.flat, chosen):
         _draw_panel(ax, panel, records, alerts)
+        for i, (x, name) in enumerate(starts):
+            if i:  # the first stage begins where the axis does
+                ax.axvline(x, color="gray", ls="--", lw=1)
+            ax.text(x, 1.0, f" {name}", transform=ax.get_xaxis_transform(), fontsize=7, color="gray",
+                    va="top", ha="left")
         if len(xs) > 1:
             ax.set_xlim(min(xs) - 0.5, max(xs) + 0.5)  # one step axis for all panels, even where values are NaN
     for ax in list(axes.flat)[len(chosen):]:
@@ -182,7 +210,7 @@ def curves_figure(run: RunData, hc: HealthConfig | None = None, findings: list |
     return fig
 
 
-def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[str, list[int]]) -> None:
+def _draw_panel(ax, panel: Panel, records: list[dict[str, Any]], alerts: dict[str, list[float]]) -> None:
     drawn = 0
     all_steps: list[float] = []
     for key in panel.keys:
@@ -240,12 +268,14 @@ def panel_title(panel: Panel) -> str:
     return "\n".join(lines)
 
 
-def _alert_steps(run: RunData) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
+def _alert_steps(run: RunData, where: dict[tuple[str | None, int], float] | None = None) -> dict[str, list[float]]:
+    """rule -> x of each live alert (its stage's step on the run's axis)."""
+    out: dict[str, list[float]] = {}
     for record in run.alerts:
         step = finite(record.get("step"))
         if step is not None and isinstance(record.get("rule"), str):
-            out.setdefault(record["rule"], []).append(int(step))
+            stage = record.get("stage") if isinstance(record.get("stage"), str) else None
+            out.setdefault(record["rule"], []).append((where or {}).get((stage, int(step)), float(step)))
     return out
 
 

@@ -12,9 +12,10 @@ CHECKPOINTS = "checkpoints"         # checkpoint-N/ (STAGE/checkpoint-N/ in a mu
 FINAL = "final"                     # checkpoints/[STAGE/]final/: the weights (or adapter) a stage ends with
 STAGE_DONE = "grpokit_stage_done.json"  # inside final/: the stage finished; written last
 CHECKPOINT_DONE = "grpokit_complete.json"  # inside checkpoint-N/: every file written; resume trusts only these
+HEALTH_STATE = "grpokit_health.json"  # inside checkpoint-N/: the health monitor's state, restored on resume
 CURVES = "curves.png"               # grpokit report
 REPORT = "report.html"              # grpokit report
 
 # Every file name above, for the architecture page's drift check.
 ALL = (CONFIG, METRICS, COMPLETIONS, ALERTS, RUN_STATUS, EVAL, DEMO_SUMMARY, CHECKPOINTS, FINAL, STAGE_DONE,
-       CHECKPOINT_DONE, CURVES, REPORT)
+       CHECKPOINT_DONE, HEALTH_STATE, CURVES, REPORT)

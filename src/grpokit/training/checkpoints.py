@@ -16,6 +16,7 @@ import shutil
 import struct
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from transformers import TrainerCallback
 
@@ -115,12 +116,34 @@ def step_of(ckpt: Path) -> int:
 
 
 class CompleteMarkerCallback(TrainerCallback):
-    """Marks checkpoint-N complete once the Trainer has written all of it."""
+    """Marks checkpoint-N complete once the Trainer has written all of it.
+
+    `states`: file name -> a function returning a JSON-able dict (the health monitor's state), each
+    written into the checkpoint before the marker, so a checkpoint resume trusts holds them too.
+    """
+
+    def __init__(self, states: dict[str, Callable[[], dict]] | None = None):
+        self.states = dict(states or {})
 
     def on_save(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
             ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
             if ckpt.is_dir():
+                for name, get in self.states.items():
+                    atomic_write_text(ckpt / name, json.dumps(get(), default=str))
                 files = sorted(p.name for p in ckpt.iterdir() if p.is_file())
                 atomic_write_text(ckpt / MARKER, json.dumps({"step": state.global_step, "files": files}))
+        return control
+
+
+class CadenceFromArgs(TrainerCallback):
+    """The logging, saving and evaluation cadence of this invocation's arguments, also on a resume.
+
+    transformers restores them from the checkpoint's trainer_state.json and only warns that the arguments
+    differ, so a resume with another save_steps would keep the old one; a resume may change them
+    (grpokit.training.resume), so they are computed again once the state is loaded.
+    """
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        state.compute_steps(args, state.max_steps)
         return control

@@ -29,21 +29,23 @@ from grpokit.rewards.cut_gap import stop_ids_of
 from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.run_directory import layout
 from grpokit.training.callbacks import MetricsCallback, RewardRecorder, RewardStatsCallback, trim_metrics
-from grpokit.health.run_status import mark_failed, mark_started
+from grpokit.health.run_status import mark_failed, mark_finished, mark_started
+from grpokit.training.resume import ResumePlan, StagePlan, plan_resume
 
 FINAL = layout.FINAL
 DONE = layout.STAGE_DONE
 
 
-def health_callbacks(cfg: RunConfig, run_dir: Path, calls: TrainerRewards | None = None) -> list:
+def health_callbacks(cfg: RunConfig, run_dir: Path, calls: TrainerRewards | None = None,
+                     stage: str | None = None) -> list:
     """The live health callback (grpokit.health.callback), reading the reward wrapper's errors, and
-    run_status.json for a post-mortem."""
+    run_status.json for a post-mortem. The run's last stage ends it; train() marks it finished."""
     from grpokit.health.callback import HealthCallback
     from grpokit.health.doctor import PlannedPeak
     from grpokit.health.status_callback import RunStatusCallback
 
-    return [HealthCallback.from_config(cfg.health, run_dir, reward_calls=calls),  # ConfigError on a bad `health:` key
-            RunStatusCallback(run_dir, estimate=PlannedPeak(cfg))]
+    return [HealthCallback.from_config(cfg.health, run_dir, reward_calls=calls, stage=stage),  # ConfigError on a bad key
+            RunStatusCallback(run_dir, stage=stage, estimate=PlannedPeak(cfg), finishes_run=False)]
 
 
 def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
@@ -75,13 +77,14 @@ def stage_final(cfg: RunConfig, stage: StageConfig | None) -> Path:
     return profiles.checkpoint_root(cfg, stage) / FINAL
 
 
-def _save_final(trainer, target: Path, step: int) -> None:
+def _save_final(trainer, target: Path, step: int, max_steps: int) -> None:
     # Save beside the target, then rename: a crash leaves either no final/ or a whole one.
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".final-", dir=target.parent))
     try:
         trainer.save_model(str(tmp))
-        ckpts.atomic_write_text(tmp / DONE, json.dumps({"step": step}))
+        # The steps asked for beside the steps done: a max_steps raised later makes the stage unfinished again.
+        ckpts.atomic_write_text(tmp / DONE, json.dumps({"step": step, "max_steps": max_steps}))
         if target.exists():
             shutil.rmtree(target)
         os.rename(tmp, target)
@@ -104,7 +107,9 @@ def _load_for_stage(cfg: RunConfig, previous: Path | None):
     return load_model(dataclasses.replace(cfg.model, name=str(previous)), dtype=dtype, backend=backend)
 
 
-def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
+def prepare_run_dir(cfg: RunConfig, resume: bool) -> ResumePlan | None:
+    """Whether `cfg` may start (a fresh run: None) or resume (its ResumePlan) in its run directory; ConfigError
+    saying what to do otherwise. Writes nothing: a refused run leaves the directory as it was."""
     run_dir = cfg.run_dir
     started = (run_dir / layout.METRICS).exists() or (run_dir / layout.CHECKPOINTS).exists()
     if resume and not started:
@@ -114,9 +119,20 @@ def prepare_run_dir(cfg: RunConfig, resume: bool) -> Path:
             f"{run_dir} already holds a run; pass --resume to continue it, or set another name "
             f"(--set name=...) or output_dir"
         )
+    return plan_resume(cfg) if resume else None
+
+
+def _commit(cfg: RunConfig, plan: ResumePlan | None) -> Path:
+    """The moment the run starts (every check passed): config.yaml, then run_status.json "running". Until
+    here a resume has changed nothing, so a refused or nothing-to-do resume leaves both as they were."""
+    run_dir = cfg.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     if is_main_process():
         ckpts.atomic_write_text(run_dir / layout.CONFIG, dump_yaml(profiles.resolved_config(cfg)))
+        where = next((s for s in plan.stages if s.action != "done"), None) if plan is not None else None
+        # run_status.json before the model loads: a kill from here on leaves a word.
+        mark_started(run_dir, step=ckpts.step_of(where.checkpoint) if where and where.checkpoint else 0,
+                     stage=where.name if where else None)
     return run_dir
 
 
@@ -129,6 +145,13 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
     text every answer starts with (a prefill through the chat template; see models.add_response_prefix).
     """
     profiles.check_runtime(cfg)
+    plan = prepare_run_dir(cfg, resume)  # refuses before anything is loaded or written
+    if plan is not None:
+        if plan.nothing_to_do:
+            _say(console, plan.message(cfg))
+            return cfg.run_dir
+        if plan.warning:
+            _say(console, f"warning: {plan.warning}", style="yellow")
     _warn_if_cpu_busy(console)
     if datasets is None:
         from grpokit.data import load_data
@@ -138,26 +161,33 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
     # Built once per stage, before any model loads: a bad reward parameter fails now, not after stage 1.
     reward_sets = {id(stage): build_reward_set(cfg, stage) for stage in _stages(cfg)}
     # Only a config that passed every check gets a run directory: a refused run leaves nothing in runs/.
-    run_dir = prepare_run_dir(cfg, resume)
+    run_dir = _commit(cfg, plan)
     _warn_unscorable(train_set, eval_set, console)
     previous: Path | None = None
-    if is_main_process():
-        mark_started(run_dir)  # run_status.json before the model loads: a kill from here on leaves a word
+    step = 0
     try:
         for stage in _stages(cfg):
-            final = stage_final(cfg, stage)
-            if (final / DONE).is_file():
-                previous = final  # finished before the crash / previous invocation
+            stage_plan = plan.stage(stage) if plan is not None else None
+            if stage_plan is not None and stage_plan.action == "done":
+                previous = stage_final(cfg, stage)  # finished before the crash / previous invocation
                 continue
-            _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set, resume=resume,
-                       callbacks=list(callbacks), console=console, per_batch=completions_per_step,
-                       response_prefix=response_prefix)
-            previous = final
+            step = _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set,
+                              plan=stage_plan, callbacks=list(callbacks), console=console,
+                              per_batch=completions_per_step, response_prefix=response_prefix)
+            previous = stage_final(cfg, stage)
     except BaseException as exc:
         if is_main_process():
             mark_failed(run_dir, exc)  # what stopped the run, and whether memory ran out
         raise
+    if is_main_process():
+        # Only now, with the last stage's final weights and done marker on disk, is the run finished.
+        mark_finished(run_dir, step=step)
     return run_dir
+
+
+def _say(console, text: str, style: str | None = None) -> None:
+    if console is not None and is_main_process():
+        console.print(text, style=style, markup=False, highlight=False)
 
 
 def _warn_unscorable(train_set, eval_set, console) -> None:
@@ -181,8 +211,9 @@ def _warn_if_cpu_busy(console) -> None:
         console.print(f"warning: {check.detail}. Fix: {check.fix}", style="yellow", markup=False, highlight=False)
 
 
-def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, resume, callbacks, console, per_batch,
-               response_prefix=None):
+def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, plan: StagePlan | None, callbacks,
+               console, per_batch, response_prefix=None) -> int:
+    """Train one stage (resuming it where `plan` says); returns the step it ended at."""
     from grpokit.training.grpo_trainer import GrpokitTrainer
 
     stage_name = stage.name if stage is not None and cfg.stages else None
@@ -196,19 +227,30 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
     calls = TrainerRewards(rewards, observers=[recorder.record] + ([dropper.observe_batch] if dropper else []))
 
     root = Path(args.output_dir)
+    resume = plan is not None
     checkpoint = ckpts.latest_complete(root, remove_broken=is_main_process()) if resume else None
     if resume and is_main_process():
-        # What was logged after the checkpoint is redone: drop it, so no step appears twice.
+        # What was logged after the checkpoint is redone: drop it, so no step appears twice (alerts too:
+        # the restored monitor raises them again if the redone steps show the same).
         # With no checkpoint the stage starts over, its step-0 evaluation included.
         kept = ckpts.step_of(checkpoint) if checkpoint is not None else -1
-        for log in (layout.METRICS, layout.COMPLETIONS):
+        for log in (layout.METRICS, layout.COMPLETIONS, layout.ALERTS):
             trim_metrics(run_dir / log, stage_name, kept)
         if console is not None:
-            console.print(f"resuming {stage_name or 'run'} from {checkpoint}" if checkpoint is not None else
-                          f"--resume: no complete checkpoint in {root}; starting {stage_name or 'the run'} "
-                          "again from step 0")
+            label = stage_name or "run"
+            if checkpoint is None:
+                said = f"--resume: no complete checkpoint in {root}; starting {stage_name or 'the run'} again from step 0"
+            elif plan.action == "extend":
+                said = (f"extending {label} from step {plan.done_step} to max_steps {plan.max_steps}: "
+                        f"resuming from {checkpoint}")
+            else:
+                said = f"resuming {label} from {checkpoint}"
+            console.print(said, markup=False, highlight=False)
 
-    health = health_callbacks(cfg, run_dir, calls)
+    health = health_callbacks(cfg, run_dir, calls, stage_name)
+    if checkpoint is not None:
+        # The monitor goes on from where the checkpoint left it: baselines, patience, alerts already raised.
+        health[0].restore(checkpoint, run_dir / layout.METRICS)
     model, tokenizer = _load_for_stage(cfg, previous)
     if response_prefix:
         from grpokit.models.loading import add_response_prefix
@@ -234,7 +276,9 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
         processing_class=tokenizer,
         **tool_trainer_kwargs(cfg.tools, cfg.environment),
         callbacks=[
-            ckpts.CompleteMarkerCallback(),
+            # The health monitor's state goes into each checkpoint, before its completion marker.
+            ckpts.CompleteMarkerCallback(states={layout.HEALTH_STATE: health[0].state_dict}),
+            ckpts.CadenceFromArgs(),
             # The rewards' numbers first: they go into the logs the health rules read and MetricsCallback writes.
             RewardStatsCallback(calls),
             *health,
@@ -254,5 +298,5 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, r
         fix = profiles.unused_parameters_fix(exc)
         raise RunError(f"training {'stage ' + stage_name if stage_name else 'run'} failed: {exc!r}"
                        + (f"\nFix: {fix}" if fix else "")) from exc
-    _save_final(trainer, stage_final(cfg, stage), trainer.state.global_step)
-    return trainer
+    _save_final(trainer, stage_final(cfg, stage), trainer.state.global_step, args.max_steps)
+    return int(trainer.state.global_step)
