@@ -250,20 +250,24 @@ def _worker_main() -> None:  # pragma: no cover - runs in the subprocess
 class _Worker:
     """One warm worker process and its read buffer."""
 
-    def __init__(self, memory_mb: int, cpu_budget: float):
-        env = dict(os.environ)
-        env["GRPOKIT_MATHCHECK_MEMORY_MB"] = str(memory_mb)
-        env["GRPOKIT_MATHCHECK_CPU_BUDGET"] = str(max(5, int(cpu_budget)))
-        # Run this very file by path: nothing of grpokit (or the user's
-        # __main__) is imported in the worker, and its folder is not put on
-        # sys.path where it could shadow a standard module.
-        bootstrap = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__grpokit_mathcheck_worker__')"
+    def __init__(self, memory_mb: int, cpu_budget: float, program: str = __file__,
+                 run_name: str = "__grpokit_mathcheck_worker__", env: dict | None = None, quiet: bool = True):
+        # `program`, `run_name`, `env` and `quiet` let another worker program share this
+        # machinery (grpokit.sandbox.callworker runs reward calls in such a process).
+        full_env = dict(os.environ)
+        full_env["GRPOKIT_MATHCHECK_MEMORY_MB"] = str(memory_mb)
+        full_env["GRPOKIT_MATHCHECK_CPU_BUDGET"] = str(max(5, int(cpu_budget)))
+        full_env.update(env or {})
+        # Run the program file by path: nothing of grpokit (or the user's
+        # __main__) is imported in the worker unless it asks, and its folder is
+        # not put on sys.path where it could shadow a standard module.
+        bootstrap = "import runpy, sys; runpy.run_path(sys.argv[1], run_name=sys.argv[2])"
         self.proc = subprocess.Popen(
-            [PYTHON or sys.executable, "-c", bootstrap, os.path.abspath(__file__)],
+            [PYTHON or sys.executable, "-c", bootstrap, os.path.abspath(program), run_name],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            stderr=subprocess.DEVNULL if quiet else None,
+            env=full_env,
             close_fds=True,
             start_new_session=True,  # Ctrl-C in the trainer's terminal is the trainer's business
         )
@@ -276,8 +280,11 @@ class _Worker:
         self.deadline = math.inf
 
     def send(self, gold: str, pred: str | list[str]) -> bool:
+        return self.send_message({"g": gold, "p": pred})
+
+    def send_message(self, message: dict) -> bool:
         try:
-            self.proc.stdin.write(json.dumps({"g": gold, "p": pred}).encode() + b"\n")
+            self.proc.stdin.write(json.dumps(message).encode() + b"\n")
             self.proc.stdin.flush()
             return True
         except (BrokenPipeError, OSError, ValueError):
