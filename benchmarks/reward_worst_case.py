@@ -52,6 +52,12 @@ PARAMS = {
     "restated_expression": {},
 }
 
+# Columns a reward reads differently from the rest (a letter gold, a JSON gold).
+COLUMNS = {
+    "multiple_choice": {"answer": "C"},
+    "json_object_match": {"answer": json.dumps({"answer": 42, "email": "bob@example.com"})},
+}
+
 HUGE = [r"9^{\left(9^{9}\right)}", r"{1000000}!", r"\Gamma(10^{7})", r"10^{10^{10}}", r"\binom{10^{7}}{5000000}",
         r"e^{10^{9}}", r"\left(2^{3}\right)^{100000000}", r"(10!)!"]
 
@@ -97,7 +103,7 @@ def battery(quick: bool) -> dict[str, str]:
     return out
 
 
-def columns_for(n: int) -> dict[str, list]:
+def columns_for(n: int, name: str = "") -> dict[str, list]:
     row = {
         "answer": "42",
         "prompts": [{"role": "user", "content": "What is 6 times 7? Answer in <answer></answer> tags."}],
@@ -108,15 +114,17 @@ def columns_for(n: int) -> dict[str, list]:
         "expression": "6*7",
         "schema": json.dumps(SCHEMA),
     }
+    row.update(COLUMNS.get(name, {}))
     return {key: [value] * n for key, value in row.items()}
 
 
-def time_call(func, completion: str, repeats: int) -> tuple[float, float]:
+def time_call(func, name: str, completion: str, repeats: int) -> tuple[float, float]:
     """(wall, cpu) seconds of one call on one completion: the best of `repeats`."""
     walls, cpus = [], []
+    columns = columns_for(1, name)
     for _ in range(repeats):
         cpu, wall = time.thread_time(), time.perf_counter()
-        func([completion], **columns_for(1))
+        func([completion], **columns)
         walls.append(time.perf_counter() - wall)
         cpus.append(time.thread_time() - cpu)
     return min(walls), min(cpus)
@@ -131,10 +139,10 @@ def run(quick: bool = False, only: list[str] | None = None, repeats: int = 2, ve
             skipped[name] = SKIPPED[name]
             continue
         func = get(name, **PARAMS.get(name, {}))
-        func(["warm up: 42"], **columns_for(1))  # pools, caches and lazy imports, not charged to an input
+        func(["warm up: 42"], **columns_for(1, name))  # pools, caches and lazy imports, not charged to an input
         per_input = {}
         for label, text in inputs.items():
-            wall, cpu = time_call(func, text, repeats)
+            wall, cpu = time_call(func, name, text, repeats)
             per_input[label] = {"wall_s": round(wall, 5), "cpu_s": round(cpu, 5)}
         worst = max(per_input, key=lambda k: per_input[k]["wall_s"])
         results[name] = {"worst_input": worst, **per_input[worst], "inputs": per_input}
