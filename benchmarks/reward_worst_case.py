@@ -34,7 +34,7 @@ TARGET_S = 0.1
 # A common e-mail regex: catastrophic backtracking on 26 characters under Python's `re`.
 EMAIL = r"^([a-zA-Z0-9])(([\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$"
 SCHEMA = {"type": "object", "properties": {"email": {"type": "string", "pattern": EMAIL}, "answer": {"type": "number"}},
-          "required": ["email"], "patternProperties": {"^([a-z]+)*$": {"type": "string"}}}
+          "required": ["email"], "patternProperties": {"^x_([a-z]+)*$": {"type": "string"}}}
 
 SKIPPED = {
     "llm_judge": "needs a judge server (its filter is timed on the judge branch)",
@@ -92,7 +92,8 @@ def battery(quick: bool) -> dict[str, str]:
         "json_nested_obj": '{"a":' * (10_000 // k) + "1" + "}" * (10_000 // k),
         "json_nested_arr": "[" * (20_000 // k) + "]" * (20_000 // k),
         "json_many_objects": '{"answer": 1} ' * (20_000 // k),
-        "schema_bait": json.dumps({"email": "a" * 26 + "!", "answer": 42, "a" * 30 + "1": "x"}),
+        "regex_bait": "a" * 30 + "b",  # for regex_format's pattern (a|aa)+$: exponential under `re`
+        "schema_bait": json.dumps({"email": "a" * 26 + "!", "answer": 42, "x_" + "a" * 30 + "1": "x"}),
         "equals_spaces": "x" + " " * (50_000 // k) + "=",
         "citation_brackets": "[1, 2, 3] " * (20_000 // k),
         "quote_open": '"' * (50_000 // k),
