@@ -82,3 +82,30 @@ def test_a_closure_cannot_be_isolated_and_says_so():
 
     scores, error = call_reward(isolated(local), ["a"], {}, timeout=30)
     assert scores == [None] and "pickled" in error, error
+
+
+PLUGIN = '''
+import re
+from grpokit.rewards import register
+
+@register("watchdog_test_plugin_stuck")
+def watchdog_test_plugin_stuck(completions, **kw):
+    re.match("(a+)+$", "a" * 28 + "b")
+    return [1.0] * len(completions)
+'''
+
+
+def test_a_plugin_loaded_from_a_file_is_isolated_and_stopped(tmp_path):
+    # A config's `imports:` loads a plugin under a name no import finds; its worker loads the file.
+    from grpokit.config.plugins import load_imports
+
+    path = tmp_path / "stuck_plugin.py"
+    path.write_text(PLUGIN)
+    load_imports([str(path)])
+    rewards = RewardSet.from_specs([{"name": "watchdog_test_plugin_stuck", "isolate": True, "timeout": 1}])
+    callworker.call(length, ["warm"], {}, timeout=60)
+    start = time.monotonic()
+    scored = rewards.score(["a"])
+    assert time.monotonic() - start < 1.0 + 1.0  # the limit, plus loading the plugin in the worker
+    assert scored.scores["watchdog_test_plugin_stuck"] == [None]
+    assert scored.errors["watchdog_test_plugin_stuck"].startswith("RewardTimeout")

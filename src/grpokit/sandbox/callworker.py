@@ -14,7 +14,7 @@ grpokit's reward objects pickle by reference; a closure or a lambda does not, an
 call then fails with a clear error). Columns that are callables (TRL's `log_extra`,
 `log_metric`: bound methods of the trainer) stay behind. The worker is a warm plain
 interpreter started with the caller's sys.path (so it imports the modules the reward
-lives in), made by the same machinery as the math workers (mathcheck._Worker); a call
+lives in; a plugin loaded from a file path is loaded from that file), made by the same machinery as the math workers (mathcheck._Worker); a call
 past its timeout kills it and the next call starts a fresh one. This file is also the
 worker's program.
 """
@@ -62,13 +62,34 @@ def _worker_main() -> None:  # pragma: no cover - runs in the subprocess
     send({"ready": os.getpid()})
     for line in sys.stdin.buffer:
         try:
-            func, completions, columns = pickle.loads(base64.b64decode(json.loads(line)["call"]))
+            message = json.loads(line)
+            _load_modules(message.get("modules") or {})
+            func, completions, columns = pickle.loads(base64.b64decode(message["call"]))
             value = func(completions, **columns)
             if inspect.isawaitable(value):
                 value = asyncio.run(_awaited(value))
             send({"r": base64.b64encode(pickle.dumps(list(value))).decode()})
         except BaseException as exc:  # noqa: BLE001 - the caller reports it; the worker lives on
             send({"error": f"{type(exc).__name__}: {exc}"[:300]})
+
+
+def _load_modules(modules: dict) -> None:  # pragma: no cover - runs in the subprocess
+    # A plugin loaded from a file path (a config's `imports:`) lives under a name no import finds.
+    import importlib
+    import importlib.util
+
+    for name, path in modules.items():
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                continue
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
 
 
 async def _awaited(awaitable):
@@ -102,6 +123,17 @@ def _payload(func: Callable, completions: Sequence[Any], columns: dict) -> bytes
             return pickle.dumps((func, list(completions), kept))
         except Exception:  # noqa: BLE001
             raise CallFailed(f"the completions cannot be pickled ({first})") from None
+
+
+def _module_files(func: Callable) -> dict[str, str]:
+    """The files of the modules the reward is defined in, for a worker that cannot import them by name."""
+    out = {}
+    for obj in (func, getattr(func, "func", None), getattr(func, "fn", None), type(func)):
+        name = getattr(obj, "__module__", None)
+        path = getattr(sys.modules.get(name), "__file__", None) if name and name != "__main__" else None
+        if path:
+            out[name] = path
+    return out
 
 
 def _start():
@@ -154,7 +186,7 @@ def call(func: Callable, completions: Sequence[Any], columns: dict, timeout: flo
     if not _ready(worker):
         worker.kill()
         raise CallFailed("the reward's worker process did not start")
-    if not worker.send_message({"call": payload}):
+    if not worker.send_message({"call": payload, "modules": _module_files(func)}):
         worker.kill()
         raise CallFailed("the reward's worker process died")
     message = _wait(worker, time.monotonic() + timeout)
