@@ -4,22 +4,22 @@ A pattern from a config (`regex_format`) or from a row's JSON schema (`pattern`,
 `patternProperties`) may backtrack catastrophically: a common e-mail regex takes
 Python's `re` seconds on 26 characters, and `re` holds the interpreter lock the whole
 time, so nothing else in the process (the watchdog included) runs meanwhile. These
-patterns run on the `regex` module instead, which takes a `timeout` and, with
-`concurrent=True`, releases the lock while it matches. Each completion gets one budget
-for all of its matches (`budget()`); a match the budget cannot finish counts as no
-match, so text that blows up a pattern is never paid as if it matched.
+patterns run on the `regex` module instead, which takes a `timeout` (it counts CPU time
+spent matching, so a loaded machine stretches it in wall time). Each completion gets one
+budget for all of its matches (`budget()`); a match the budget cannot finish counts as
+no match, so text that blows up a pattern is never paid as if it matched. The lock is
+held for at most the budget; releasing it on every match (`concurrent=True`) would cost
+more than it saves on matches this short.
 """
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from typing import Iterator
 
 import regex
 
 # Seconds of pattern matching one completion may cost, all its matches together.
-BUDGET_S = 0.05
+BUDGET_S = 0.03
 
 _local = threading.local()
 
@@ -36,15 +36,20 @@ def compile_pattern(pattern: str) -> "regex.Pattern":
         raise PatternError(f"{pattern!r} is not a valid regular expression ({exc})") from None
 
 
-@contextlib.contextmanager
-def budget(seconds: float = BUDGET_S) -> Iterator[None]:
-    """The matches inside share `seconds` of matching time (one completion's budget)."""
-    previous = getattr(_local, "deadline", None)
-    _local.deadline = time.monotonic() + seconds
-    try:
-        yield
-    finally:
-        _local.deadline = previous
+class budget:
+    """`with budget():` the matches inside share `seconds` of matching time (one completion's budget)."""
+
+    __slots__ = ("seconds", "previous")
+
+    def __init__(self, seconds: float = BUDGET_S):
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        self.previous = getattr(_local, "deadline", None)
+        _local.deadline = time.monotonic() + self.seconds
+
+    def __exit__(self, *exc) -> None:
+        _local.deadline = self.previous
 
 
 def _remaining() -> float:
@@ -69,6 +74,6 @@ def _run(pattern, text: str, how: str) -> bool:
         return False
     try:
         compiled = pattern if isinstance(pattern, regex.Pattern) else compile_pattern(pattern)
-        return getattr(compiled, how)(text, timeout=left, concurrent=True) is not None
+        return getattr(compiled, how)(text, timeout=left) is not None
     except (TimeoutError, PatternError):
         return False

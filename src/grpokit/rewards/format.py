@@ -261,7 +261,7 @@ def regex_format(pattern: str = r"-?\d+(?:\.\d+)?"):
 
     Columns: none. Completions longer than 10,000 characters score 0.0
     unread (no answer shape is that long). The pattern runs with a time bound
-    (grpokit.rewards._user_patterns: 0.05 s per completion); a completion on
+    (grpokit.rewards._user_patterns: 0.03 s per completion); a completion on
     which it backtracks past that scores 0.0, as a non-match.
     """
     if not isinstance(pattern, str) or not pattern:
@@ -277,8 +277,10 @@ def _regex_ok(text: str, compiled) -> bool:
     stripped = text.strip()
     if len(stripped) > 10_000:
         return False
-    with _user_patterns.budget():
-        return _user_patterns.fullmatch(compiled, stripped)
+    try:  # one match: its own budget, without the shared one's bookkeeping
+        return compiled.fullmatch(stripped, timeout=_user_patterns.BUDGET_S) is not None
+    except TimeoutError:
+        return False
 
 
 @register("code_block_format", family="format")
@@ -524,7 +526,7 @@ def json_schema(schema: Any = None, partial_max: float = 0.5):
         must be in [0, 1)).
 
     The schema's `pattern` and `patternProperties` regexes run with a time bound
-    (0.05 s per completion, all matches together); a string or key on which a
+    (0.03 s per completion, all matches together); a string or key on which a
     pattern backtracks past it counts as not matching.
 
     Columns: `schema` (optional; a dict or JSON string per row, overrides the

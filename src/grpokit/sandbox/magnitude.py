@@ -36,7 +36,7 @@ _INF = math.inf
 # Digit groups joined by a thousands separator are one number (`1{,}000{,}000`, `1\,000`).
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:(?:,|\{,\}|\\[,;: ])\d{3}(?!\d))*(?:\.\d*)?|\.\d+)"
-    r"|(?P<cmd>\\[A-Za-z]+)"
+    r"|(?P<cmd>\\[A-Za-z]+|Γ)"
     r"|(?P<word>[A-Za-z]+)"
     r"|(?P<pow>\*\*|\^)"
     r"|(?P<op>[-+*/!(){}\[\],=<>|])"
@@ -47,7 +47,7 @@ _TIMES = {"\\cdot", "\\times", "\\div", "\\ast"}
 _SUM = {"\\pm", "\\mp", "\\le", "\\leq", "\\ge", "\\geq", "\\ne", "\\neq", "\\approx", "\\to", "\\quad", "\\qquad"}
 _IGNORED = {"\\left", "\\right", "\\big", "\\Big", "\\bigg", "\\Bigg", "\\displaystyle", "\\mathrm", "\\text",
             "\\textbf", "\\mathbf", "\\operatorname", "\\boxed", "\\fbox", "\\!", "\\,", "\\;", "\\:"}
-_FACTORIALS = {"\\Gamma", "\\gamma", "factorial", "gamma", "Gamma", "\\factorial"}
+_FACTORIALS = {"\\Gamma", "Γ", "\\gamma", "factorial", "gamma", "Gamma", "\\factorial"}
 _BINOMIALS = {"\\binom", "\\dbinom", "\\tbinom", "binomial", "binom", "C"}
 _FRACTIONS = {"\\frac", "\\dfrac", "\\tfrac", "\\cfrac"}
 _OPEN = {"(": ")", "{": "}", "[": "]"}
@@ -259,9 +259,16 @@ class _Reader:
         return 0.0  # a letter: a symbol
 
 
+# Only these make a value longer than the text that writes it (sums, products and
+# fractions of literals have at most as many digits as the text has characters).
+_GROWS = re.compile(r"\^|\*\*|!|Γ|gamma|factorial|binom|choose|exp|C\s*\(", re.IGNORECASE)
+
+
 def size_bound(text: str) -> float:
     """An upper bound on log10 of the largest number `text` makes sympy compute; raises TooBig
     (with the reason) when some sub-expression is past MAX_DIGITS digits or MAX_FACTORIAL!."""
+    if len(text) <= MAX_DIGITS and not _GROWS.search(text):
+        return float(len(text))  # the cheap case: most answers, and all prose without powers
     reader = _Reader(_tokens(text))
     size = 0.0
     while reader.pos < len(reader.tokens):
