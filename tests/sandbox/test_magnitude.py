@@ -21,7 +21,7 @@ def _huge(rng: random.Random) -> str:
     """One expression whose value has more than 20,000 digits (or a factorial past 2000), spelled at random."""
     power = rng.choice(["^", "**"])
     big = rng.choice(["10^{7}", "10**7", "1000000", "1{,}000{,}000", "2^{30}", "9^{9}", "5000"])
-    gamma = rng.choice(["\\Gamma", "factorial", "gamma"])
+    gamma = rng.choice(["\\Gamma", "factorial", "gamma", "Γ"])
     binom = rng.choice(["\\binom", "\\dbinom", "\\tbinom"])
     nine = "9" + power + _wrap(rng, "9")
     huge_top = rng.choice(["10^{7}", "10**8", "1{,}000{,}000", "2^{30}"])
