@@ -205,10 +205,13 @@ def test_math_equivalence(completion, gold, expected):
     assert score("math_equivalence", completion, gold) == expected
 
 
-def test_math_equivalence_hanging_input_returns_within_limit(load_slack):
-    # A power tower that slips past the screen (parenthesised base) makes
-    # sympy compute forever; the row gets None within the limit, the others
-    # in the batch are still scored.
+def test_math_equivalence_hanging_input_returns_within_limit(load_slack, monkeypatch):
+    # A power that slips past the screen makes sympy compute forever; the row gets None
+    # within the limit, the others in the batch are still scored. The size screen
+    # (grpokit.sandbox.magnitude) refuses this one, so it is turned off here.
+    from grpokit.sandbox import magnitude
+
+    monkeypatch.setattr(magnitude, "MAX_DIGITS", 1e15)
     reward = get("math_equivalence", timeout=1.0)
     assert default_checker().warm(wait=True)  # time the check, not the workers' start-up
     slack = load_slack(lambda: reward(["$\\boxed{2}$"], answer=["2"]))

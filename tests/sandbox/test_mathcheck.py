@@ -11,9 +11,17 @@ import pytest
 from grpokit.sandbox import mathcheck
 from grpokit.sandbox.mathcheck import MathChecker, fast_verdict, gold_text, pathological
 
-# A power tower with a parenthesised base: passes the cheap screen, then makes
-# sympy compute 8^100000000 exactly, which takes far longer than any limit.
+# A power with a parenthesised base: makes sympy compute 8^100000000 exactly, which takes
+# far longer than any limit. The screen refuses it (grpokit.sandbox.magnitude), so the tests
+# that need a pair to hang inside a worker turn the screen off (`unscreened`).
 HANGS = "$\\left(2^{3}\\right)^{100000000}$"
+
+
+@pytest.fixture
+def unscreened(monkeypatch):
+    from grpokit.sandbox import magnitude
+
+    monkeypatch.setattr(magnitude, "MAX_DIGITS", 1e15)
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +73,10 @@ SCREEN = [
     ("x^2 + y^2 + z^2", False),  # many powers, no tower
     ("10!", False),  # a small factorial
     ("\\frac{1}{2}", False),  # everyday LaTeX
+    ("\\left(2^{3}\\right)^{100000000}", True),  # a bracketed base: 90 million digits
+    ("9^{\\left(9^{9}\\right)}", True),  # a tower with \\left( \\right) in the exponent
+    ("{1000000}!", True),  # a braced factorial
+    ("\\Gamma(10^{7})", True),  # Gamma of a power
 ]
 
 
@@ -104,7 +116,7 @@ def test_gold_text(gold, expected):
     assert gold_text(gold) == expected
 
 
-def test_hanging_pair_returns_within_limit_and_others_are_scored(checker, load_slack):
+def test_hanging_pair_returns_within_limit_and_others_are_scored(checker, load_slack, unscreened):
     assert checker.warm(wait=True)
     before = checker.stats()["timeouts"]
     slack = load_slack(lambda: checker.check_many([("2", "$\\boxed{1+1}$"), ("3", "$\\boxed{2+1}$")], timeout=1.0))
@@ -117,7 +129,7 @@ def test_hanging_pair_returns_within_limit_and_others_are_scored(checker, load_s
     assert checker.check("2", "$\\boxed{2}$") is True  # the pool recovered
 
 
-def test_hanging_pair_from_a_thread(checker, load_slack):
+def test_hanging_pair_from_a_thread(checker, load_slack, unscreened):
     # The hard limit does not rely on signals, so it holds off the main thread too.
     assert checker.warm(wait=True)
     slack = load_slack(lambda: checker.check_many([("2", "$1+1$")], timeout=1.0))

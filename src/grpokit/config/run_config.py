@@ -72,6 +72,7 @@ class RewardSpec:
     weight: float = 1.0
     params: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None  # seconds per batch before the watchdog gives up (None: grpokit.rewards.watchdog's default)
+    isolate: bool = False  # run it in a process of its own, killed at its timeout (grpokit.rewards.watchdog)
 
 
 @dataclass

@@ -9,11 +9,11 @@ Tag matching is plain `str.find`/`str.count`, never a backtracking regex, so a
 from __future__ import annotations
 
 import json
-import re
 from itertools import islice
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from grpokit.completions import code_blocks, committed_json, language_matches, loads_json, texts
+from grpokit.rewards import _user_patterns
 from grpokit.rewards._bound import BatchReward, TextReward
 from grpokit.rewards.answer_format import AnswerFormat, check_tag, tags_in_order
 from grpokit.rewards.registry import RewardConfigError, register
@@ -269,20 +269,27 @@ def regex_format(pattern: str = r"-?\d+(?:\.\d+)?"):
         (default: an integer or decimal number, e.g. `-12`, `3.5`).
 
     Columns: none. Completions longer than 10,000 characters score 0.0
-    unread (no answer shape is that long, and a user pattern may backtrack).
+    unread (no answer shape is that long). The pattern runs with a time bound
+    (grpokit.rewards._user_patterns: 0.03 s per completion); a completion on
+    which it backtracks past that scores 0.0, as a non-match.
     """
     if not isinstance(pattern, str) or not pattern:
         raise RewardConfigError(f"regex_format: pattern must be a regular expression, e.g. '(yes|no)', got {pattern!r}")
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise RewardConfigError(f"regex_format: pattern {pattern!r} is not a valid regular expression ({exc})") from None
+        compiled = _user_patterns.compile_pattern(pattern)
+    except _user_patterns.PatternError as exc:
+        raise RewardConfigError(f"regex_format: pattern {exc}") from None
     return TextReward("regex_format", _regex_ok, compiled=compiled)
 
 
-def _regex_ok(text: str, compiled: "re.Pattern") -> bool:
+def _regex_ok(text: str, compiled) -> bool:
     stripped = text.strip()
-    return len(stripped) <= 10_000 and compiled.fullmatch(stripped) is not None
+    if len(stripped) > 10_000:
+        return False
+    try:  # one match: its own budget, without the shared one's bookkeeping
+        return compiled.fullmatch(stripped, timeout=_user_patterns.BUDGET_S) is not None
+    except TimeoutError:
+        return False
 
 
 @register("code_block_format", family="format")
@@ -356,14 +363,85 @@ def _load_schema(schema: Any) -> Any:
 
 
 def _validator_for(schema: Any):
-    """A jsonschema validator for `schema`; raises jsonschema's SchemaError when invalid."""
+    """A jsonschema validator for `schema`; raises jsonschema's SchemaError when invalid.
+
+    Its regular expressions (`pattern`, `patternProperties`) come from the data and
+    run on completions, so they run bounded (grpokit.rewards._user_patterns), not on
+    `re`; a pattern the bounded matcher cannot compile makes the schema invalid. Not
+    covered: `unevaluatedProperties` (2019-09+) finds the keys `patternProperties`
+    evaluated with jsonschema's own helper, which still uses `re`.
+    """
     from jsonschema.validators import validator_for
 
     if not isinstance(schema, (dict, bool)):
         raise TypeError(f"a JSON schema is an object, got {type(schema).__name__}")
     cls = validator_for(schema)
     cls.check_schema(schema)
-    return cls(schema)
+    for pattern in _schema_patterns(schema):
+        _user_patterns.compile_pattern(pattern)
+    return _bounded_class(cls)(schema)
+
+
+def _schema_patterns(schema: Any, depth: int = 0) -> Iterator[str]:
+    """Every `pattern` and `patternProperties` key in a schema, at any depth."""
+    if depth > 200:
+        return
+    if isinstance(schema, dict):
+        if isinstance(schema.get("pattern"), str):
+            yield schema["pattern"]
+        if isinstance(schema.get("patternProperties"), dict):
+            yield from schema["patternProperties"]
+        for value in schema.values():
+            yield from _schema_patterns(value, depth + 1)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _schema_patterns(value, depth + 1)
+
+
+_BOUNDED_CLASSES: dict[type, type] = {}
+
+
+def _bounded_class(cls: type) -> type:
+    """`cls` with the keywords that match patterns on the instance (its strings, its keys) bounded."""
+    if cls not in _BOUNDED_CLASSES:
+        from jsonschema.validators import extend
+
+        _BOUNDED_CLASSES[cls] = extend(cls, {"pattern": _pattern, "patternProperties": _pattern_properties,
+                                             "additionalProperties": _additional_properties})
+    return _BOUNDED_CLASSES[cls]
+
+
+def _pattern(validator, pattern, instance, schema):
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _user_patterns.search(pattern, instance):
+        yield ValidationError(f"{instance[:80]!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator, patterns, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _user_patterns.search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator, allowed, instance, schema):
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    known = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras = [key for key in instance
+              if key not in known and not any(_user_patterns.search(p, key) for p in patterns)]
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif allowed is False and extras:
+        shown = ", ".join(repr(key[:80]) for key in sorted(extras)[:20])
+        yield ValidationError(f"additional properties are not allowed ({shown} unexpected)")
 
 
 class _ValidatorCache:
@@ -419,7 +497,8 @@ def _pick_instance(text: str, schema: Any) -> Any:
 
 def _schema_score(validator, instance: Any, partial_max: float) -> float | None:
     try:
-        errors = list(islice(validator.iter_errors(instance), 1000))
+        with _user_patterns.budget():  # every pattern match of this completion shares one budget
+            errors = list(islice(validator.iter_errors(instance), 1000))
         if not errors:
             return 1.0
         schema = validator.schema
@@ -459,6 +538,10 @@ def json_schema(schema: Any = None, partial_max: float = 0.5):
         column is empty or absent; checked at construction.
       partial_max: the most a non-validating answer can earn (default 0.5,
         must be in [0, 1)).
+
+    The schema's `pattern` and `patternProperties` regexes run with a time bound
+    (0.03 s per completion, all matches together); a string or key on which a
+    pattern backtracks past it counts as not matching.
 
     Columns: `schema` (optional; a dict or JSON string per row, overrides the
     `schema` parameter).

@@ -10,7 +10,8 @@ everything that scores outside a trainer (doctor, eval, calibration, the held-ou
 callback) does it here, so they all see what training sees: a reward that raises
 is a counted error and None for that batch, never a crash and never a silent 0.
 Every call goes through the watchdog (grpokit.rewards.watchdog): a reward that hangs
-is given up on after its timeout, and that is an error like any other. Inside a trainer,
+is given up on after its timeout (killed, with `isolate: true`), and that is an error
+like any other. Inside a trainer,
 `TrainerRewards` (grpokit.rewards.trainer_rewards) hands TRL these same calls.
 
 `check_specs` validates names and parameters without building a reward, so config
@@ -54,6 +55,9 @@ def check_specs(specs: Sequence[Any], where: str = "rewards", answer_format: Any
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
             raise RewardConfigError(f"{where}[{i}].weight must be a finite number, got {weight!r}")
         check_timeout(_field(spec, "timeout"), f"{where}[{i}].timeout")
+        isolate = _field(spec, "isolate", False)
+        if not isinstance(isolate, bool):
+            raise RewardConfigError(f"{where}[{i}].isolate must be true or false, got {isolate!r}")
     check_agrees([(_field(s, "name"), _field(s, "params") or {}) for s in specs], answer_format, where)
 
 
@@ -92,13 +96,13 @@ def as_score(value: Any) -> float | None:
 
 
 def call_reward(func: RewardFunc, completions: Sequence[Any], columns: Mapping[str, Any] | None = None,
-                timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[float | None], str | None]:
-    """(scores, error): one call as TRL makes it, under the watchdog. A hang past `timeout`
-    seconds, a raise, a wrong length or a non-number is the error (first 300 characters)
-    and every score None."""
+                timeout: float | None = DEFAULT_TIMEOUT, isolate: bool = False) -> tuple[list[float | None], str | None]:
+    """(scores, error): one call as TRL makes it, under the watchdog. A call that takes longer than
+    `timeout` seconds, a raise, a wrong length or a non-number is the error (first 300 characters)
+    and every score None. `isolate`: run it in a process killed at the timeout (watchdog.py)."""
     n = len(completions)
     try:
-        out = list(call_with_timeout(func, completions, dict(columns or {}), timeout))
+        out = list(call_with_timeout(func, completions, dict(columns or {}), timeout, isolate=isolate))
         if len(out) != n:
             raise ValueError(f"returned {len(out)} scores for {n} completions")
         return [as_score(v) for v in out], None
@@ -132,7 +136,7 @@ class RewardSet:
     """Reward functions with their weights and the names TRL logs them under."""
 
     def __init__(self, funcs: Sequence[RewardFunc], weights: Sequence[float] | None = None,
-                 timeouts: Sequence[float | None] | None = None):
+                 timeouts: Sequence[float | None] | None = None, isolate: Sequence[bool] | None = None):
         self.funcs = list(funcs)
         self.weights = [float(w) for w in weights] if weights is not None else [1.0] * len(self.funcs)
         if len(self.weights) != len(self.funcs):
@@ -141,6 +145,10 @@ class RewardSet:
         self.timeouts = [DEFAULT_TIMEOUT if t is None else float(t) for t in (timeouts or [None] * len(self.funcs))]
         if len(self.timeouts) != len(self.funcs):
             raise RewardConfigError(f"{len(self.timeouts)} timeouts for {len(self.funcs)} reward functions")
+        # Which rewards run in a process of their own, killed at their timeout (watchdog.py).
+        self.isolate = [bool(i) for i in (isolate or [False] * len(self.funcs))]
+        if len(self.isolate) != len(self.funcs):
+            raise RewardConfigError(f"{len(self.isolate)} isolate flags for {len(self.funcs)} reward functions")
         self.names = unique_names(self.funcs)
 
     @classmethod
@@ -157,11 +165,12 @@ class RewardSet:
                 funcs.append(get(name, **with_answer_format(name, _field(spec, "params"), answer_format)))
             except RewardConfigError as exc:
                 raise RewardConfigError(f"{where}[{i}]: {exc}") from exc
-        return cls(funcs, [_field(spec, "weight", 1.0) for spec in specs], [_field(spec, "timeout") for spec in specs])
+        return cls(funcs, [_field(spec, "weight", 1.0) for spec in specs], [_field(spec, "timeout") for spec in specs],
+                   [_field(spec, "isolate", False) for spec in specs])
 
     def replace_funcs(self, funcs: Sequence[RewardFunc]) -> "RewardSet":
         """The same weights and timeouts over other functions (each wrapping the one at its place)."""
-        return RewardSet(funcs, self.weights, self.timeouts)
+        return RewardSet(funcs, self.weights, self.timeouts, self.isolate)
 
     def __len__(self) -> int:
         return len(self.funcs)
@@ -174,8 +183,8 @@ class RewardSet:
         """Score one batch; columns are the data set's, one list per column, aligned with completions."""
         n = len(completions)
         result = SetScores(scores={}, totals=[])
-        for name, func, timeout in zip(self.names, self.funcs, self.timeouts):
-            values, error = call_reward(func, completions, columns, timeout)
+        for name, func, timeout, isolate in zip(self.names, self.funcs, self.timeouts, self.isolate):
+            values, error = call_reward(func, completions, columns, timeout, isolate)
             result.scores[name] = values
             if error is not None:
                 result.errors[name] = error

@@ -71,10 +71,11 @@ class TrainerRewards:
 
     def _wrap(self, index: int) -> Callable:
         name, func, timeout = self.names[index], self.rewards.funcs[index], self.rewards.timeouts[index]
+        isolate = self.rewards.isolate[index]
 
         def scored(completions, **columns):
             private = {k: columns.pop(k) for k in list(columns) if k.startswith(PRIVATE_PREFIX)}
-            values, error = call_reward(func, completions, columns, timeout)
+            values, error = call_reward(func, completions, columns, timeout, isolate)
             self._count(name, values, error, len(completions))
             self._collect(index, completions, columns, private, values, error)
             return values

@@ -49,31 +49,25 @@ PYTHON: str | None = None
 # Answers live at the end of a completion; math-verify scans what it is given
 # with regexes, so a 1 MB completion is cut to its tail before it is sent.
 MAX_PRED_CHARS = 20_000
+# Of an unboxed completion math-verify reads this tail (measured: 2,000 characters of
+# "1 1 1 ..." cost it 0.05 s, 4,000 already 0.2 s).
+MAX_SENT_CHARS = 2_000
 MAX_GOLD_CHARS = 5_000  # a worked gold solution keeps its tail, where the box is
 
 
 # ----------------------------------------------------------------- screening
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
-# A power or a tower of numeric powers: 10^{100000}, 9^9^9, 9^{9^{9}}, 2**3**4.
-# Symbolic ones (e^{x^2}, (x^2)^3) are harmless and not matched.
-_POWER_CHAIN = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\{?\s*\(?\s*\d+(?:\.\d+)?)+")
-_CHAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_FACTORIAL = re.compile(r"(\d+)\s*!|\\?factorial\s*\(\s*(\d+)")
-# The factorial of a bracketed factorial or power of numbers: (10!)!, (2^{20})!.
-_NESTED_FACTORIAL = re.compile(r"[({]\s*(\d+)\s*(?:(!)|\^\s*\{?\s*(\d+)\s*\}?)\s*[)}]\s*!")
 _LONG_DIGITS = re.compile(r"\d{400,}")
-# Results with more digits than this are not worth asking sympy about.
-_MAX_RESULT_DIGITS = 20_000
-_MAX_FACTORIAL = 2_000
 _MAX_ANSWER_CHARS = 1_000
 _TAIL_CHARS = 800
 
 
-def answer_region(text: str) -> str:
-    """The part of a completion math-verify will look at first: the last `\\boxed{}`, else the tail."""
-    for match in reversed(list(_BOXED.finditer(text[-MAX_PRED_CHARS:]))):
-        tail = text[-MAX_PRED_CHARS:][match.end() :]
+def _last_box(text: str) -> tuple[str, bool] | None:
+    """The last `\\boxed{}`'s content and whether it closes (an open one: its first 1,001 characters)."""
+    window = text[-MAX_PRED_CHARS:]
+    for match in reversed(list(_BOXED.finditer(window))):
+        tail = window[match.end() :]
         depth = 1
         for i, ch in enumerate(tail):
             if ch == "{":
@@ -81,47 +75,55 @@ def answer_region(text: str) -> str:
             elif ch == "}":
                 depth -= 1
                 if depth == 0:
-                    return tail[:i]
-        return tail[:_MAX_ANSWER_CHARS + 1]
+                    return tail[:i], True
+        return tail[:_MAX_ANSWER_CHARS + 1], False
+    return None
+
+
+def answer_region(text: str) -> str:
+    """The part of a completion math-verify will look at first: the last `\\boxed{}`, else the tail."""
+    box = _last_box(text)
     # No box: math-verify takes the last expression; the tail holds it.
-    return text[-_TAIL_CHARS:]
+    return box[0] if box is not None else text[-_TAIL_CHARS:]
+
+
+def sent_text(text: str) -> str:
+    """What of a completion goes to math-verify. Its readers are super-linear on some text
+    (20,000 characters of "1 1 1 ..." take seconds), so it gets the part it would read
+    anyway: the last closed box alone, else the last MAX_SENT_CHARS characters."""
+    box = _last_box(text)
+    if box is not None and box[1]:
+        return f"$\\boxed{{{box[0]}}}$"
+    return text[-MAX_SENT_CHARS:]
 
 
 def pathological(answer: str) -> str | None:
     """Why `answer` would likely hang sympy (a short reason), or None when it looks safe.
 
-    Cheap and deliberately conservative: it only needs to catch what makes
-    sympy slow (huge powers, towers, factorials, giant literals, walls of text).
+    Cheap and deliberately conservative: walls of text, giant literals, and any
+    expression whose value would be enormous, however it is spelled (towers,
+    factorials, Gamma, binomials in any brackets: grpokit.sandbox.magnitude bounds
+    the size of every sub-expression from the syntax, without computing it).
     """
     if len(answer) > _MAX_ANSWER_CHARS:
         return "answer too long"
     if _LONG_DIGITS.search(answer):
         return "giant number literal"
-    for chain in _POWER_CHAIN.findall(answer):
-        if _result_digits(_CHAIN_NUMBER.findall(chain)) > _MAX_RESULT_DIGITS:
-            return "huge power"
-    for base, bang, exponent in _NESTED_FACTORIAL.findall(answer):
-        n = int(base[:6])
-        inner = math.factorial(min(n, 10)) if bang else (math.inf if len(exponent) > 4 else n ** int(exponent))
-        if (bang and n > 6) or inner > _MAX_FACTORIAL:
-            return "nested factorial"
-    for groups in _FACTORIAL.findall(answer):
-        n = groups[0] or groups[1]
-        if n and int(n[:8]) > _MAX_FACTORIAL:
-            return "huge factorial"
-    return None
+    from grpokit.sandbox.magnitude import too_big  # here, not at the top: the worker runs this file alone
+
+    return too_big(answer)
 
 
-def _result_digits(numbers: list[str]) -> float:
-    """Roughly how many digits a^(b^(c^...)) has, evaluated from the top; inf when astronomical."""
-    exponent = float(numbers[-1])
-    digits = 0.0
-    for base in map(float, reversed(numbers[:-1])):
-        digits = exponent * math.log10(base) if base > 1 and exponent > 0 else 0.0
-        if digits > _MAX_RESULT_DIGITS:
-            return math.inf
-        exponent = 10.0**digits if digits < 300 else math.inf
-    return digits
+def _screened(sent: str, answer: str) -> str | None:
+    """`pathological` for one reading of a completion. Without a box math-verify takes the last
+    expression it finds, which may lie before the tail `answer_region` returns, so all of what
+    it is sent is sized too."""
+    from grpokit.sandbox.magnitude import too_big
+
+    why = pathological(answer)
+    if why is None and not sent.startswith("$\\boxed{"):
+        why = too_big(sent)
+    return why
 
 
 # ------------------------------------------------------------------ fast path
@@ -268,20 +270,24 @@ def _worker_main() -> None:  # pragma: no cover - runs in the subprocess
 class _Worker:
     """One warm worker process and its read buffer."""
 
-    def __init__(self, memory_mb: int, cpu_budget: float):
-        env = dict(os.environ)
-        env["GRPOKIT_MATHCHECK_MEMORY_MB"] = str(memory_mb)
-        env["GRPOKIT_MATHCHECK_CPU_BUDGET"] = str(max(5, int(cpu_budget)))
-        # Run this very file by path: nothing of grpokit (or the user's
-        # __main__) is imported in the worker, and its folder is not put on
-        # sys.path where it could shadow a standard module.
-        bootstrap = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__grpokit_mathcheck_worker__')"
+    def __init__(self, memory_mb: int, cpu_budget: float, program: str = __file__,
+                 run_name: str = "__grpokit_mathcheck_worker__", env: dict | None = None, quiet: bool = True):
+        # `program`, `run_name`, `env` and `quiet` let another worker program share this
+        # machinery (grpokit.sandbox.callworker runs reward calls in such a process).
+        full_env = dict(os.environ)
+        full_env["GRPOKIT_MATHCHECK_MEMORY_MB"] = str(memory_mb)
+        full_env["GRPOKIT_MATHCHECK_CPU_BUDGET"] = str(max(5, int(cpu_budget)))
+        full_env.update(env or {})
+        # Run the program file by path: nothing of grpokit (or the user's
+        # __main__) is imported in the worker unless it asks, and its folder is
+        # not put on sys.path where it could shadow a standard module.
+        bootstrap = "import runpy, sys; runpy.run_path(sys.argv[1], run_name=sys.argv[2])"
         self.proc = subprocess.Popen(
-            [PYTHON or sys.executable, "-c", bootstrap, os.path.abspath(__file__)],
+            [PYTHON or sys.executable, "-c", bootstrap, os.path.abspath(program), run_name],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
+            stderr=subprocess.DEVNULL if quiet else None,
+            env=full_env,
             close_fds=True,
             start_new_session=True,  # Ctrl-C in the trainer's terminal is the trainer's business
         )
@@ -294,8 +300,11 @@ class _Worker:
         self.deadline = math.inf
 
     def send(self, gold: str, pred: str | list[str]) -> bool:
+        return self.send_message({"g": gold, "p": pred})
+
+    def send_message(self, message: dict) -> bool:
         try:
-            self.proc.stdin.write(json.dumps({"g": gold, "p": pred}).encode() + b"\n")
+            self.proc.stdin.write(json.dumps(message).encode() + b"\n")
             self.proc.stdin.flush()
             return True
         except (BrokenPipeError, OSError, ValueError):
@@ -422,7 +431,7 @@ class MathChecker:
         local["pairs"] = len(pairs)
         for i, (gold, pred) in enumerate(pairs):
             gold = gold_text(gold[-MAX_GOLD_CHARS:])
-            readings = [p[-MAX_PRED_CHARS:] for p in pred][:4]
+            readings = [sent_text(p[-MAX_PRED_CHARS:]) for p in pred[:4]]
             if not readings:
                 continue  # nothing to check: None
             gold_answer, pred_answers = _gold_answer(gold), [answer_region(p) for p in readings]
@@ -432,7 +441,7 @@ class MathChecker:
             if verdict is not None:
                 results[i] = verdict
                 local["fast_path"] += 1
-            elif pathological(gold_answer) or any(pathological(a) for a in pred_answers):
+            elif pathological(gold_answer) or any(_screened(r, a) for r, a in zip(readings, pred_answers)):
                 results[i] = True if _normal(gold_answer) and _normal(gold_answer) == _normal(pred_answer) else None
                 local["screened"] += 1
             else:
