@@ -19,7 +19,8 @@ phrase list (another language, a synonym), so the score is also built so that
 text beyond the answer cannot raise it (views.py: the judge grades the answer
 alone too, and the lower grade is paid). What the filter reads is folded
 first, so spelling tricks meet the same patterns: NFKC (fullwidth letters),
-invisible characters and Unicode tag characters removed, Cyrillic and Greek
+invisible characters removed, Unicode tag characters read as the ASCII
+they hide, Cyrillic and Greek
 look-alike letters read as Latin, and a second reading with leetspeak digits
 as letters (gr4d3r); base64 runs are decoded and read too.
 
@@ -84,7 +85,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,4000}={0,2}")
 
 
 def _fold(text: str) -> str:
-    text = invisible_to_nothing(text).translate(_LOOKALIKES)
+    text = invisible_to_nothing(text, read_tags=True).translate(_LOOKALIKES)
     # One character per whitespace run, a newline where the run held one: what keeps the patterns linear.
     return _SPACE_RUN.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
 

@@ -14,8 +14,10 @@ Pointwise mode asks once per text; group mode asks once per prompt with all
 of that prompt's texts side by side (split into chunks of `max_group`), so
 the judge grades them relative to each other, as GRPO's advantages are. Grades are
 divided by `scale`, giving scores in [0, 1]. A completion the judge did not grade
-(unreachable, timed out, out of budget, an unreadable reply, either view) scores None, is
-counted in judge/<name>/failure_frac and logged: never a 0 that looks like a bad answer.
+(unreachable, timed out, out of budget, an unreadable reply) scores None, is counted in
+judge/<name>/failure_frac and logged: never a 0 that looks like a bad answer. Where only the
+response went ungraded and its answer view was graded, the answer's grade is paid: text that
+garbles the judge's reply cannot buy a None either.
 
 Two fixed rules come first, without asking: a completion that addresses the
 grader (injection.py) scores 0.0, the lowest grade, counted in
@@ -141,13 +143,15 @@ def judge_batch(completions, kwargs: dict, settings: JudgeSettings, cache: Verdi
     failed = cached = lowered = 0
     for i, shown in shown_by_row.items():
         keys = [(prompts[i], refs[i], text) for text in shown]
-        if any(k not in grades for k in keys):
+        if keys[-1] not in grades:  # the answer (the completion itself, or its view) went ungraded
             failed += 1
             continue
-        # The lower grade: text beyond the answer can cost the completion, never pay it.
-        scores[i] = min(grades[k] for k in keys)
+        # The lower grade: text beyond the answer can cost the completion, never pay it. A response whose
+        # own grade the judge's reply did not hold (text beyond the answer can garble a reply) is paid its
+        # answer's grade, no more: making the response unscorable must not pay either.
+        scores[i] = min(grades[k] for k in keys if k in grades)
         cached += all(k in from_cache for k in keys)
-        lowered += len(keys) > 1 and grades[keys[1]] < grades[keys[0]]
+        lowered += len(keys) > 1 and keys[0] in grades and grades[keys[1]] < grades[keys[0]]
     stats.record(label, completions=size, failed=failed, cached=cached, seconds=time.perf_counter() - started,
                  latencies=latencies, first_error=first_error, addressed=len(addressed), lowered=lowered)
     if failed:

@@ -40,11 +40,12 @@ _INVISIBLE = dict.fromkeys([0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17
 _TAG_CHARS = range(0xE0000, 0xE0080)  # Unicode tags: invisible copies of ASCII ("ASCII smuggling")
 
 
-def invisible_to_nothing(text: str) -> str:
-    """NFKC, with invisible format characters and Unicode tag characters removed."""
+def invisible_to_nothing(text: str, read_tags: bool = False) -> str:
+    """NFKC, with invisible format characters removed, and Unicode tag characters removed (or, with
+    read_tags, read as the ASCII they copy: what a filter looking for hidden requests wants)."""
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
     if text and max(text) >= "\U000e0000":  # max() of a str runs in C: the slow path only when there are any
-        text = "".join(c for c in text if ord(c) not in _TAG_CHARS)
+        text = "".join((chr(ord(c) - 0xE0000) if read_tags else "") if ord(c) in _TAG_CHARS else c for c in text)
     return text
 
 
