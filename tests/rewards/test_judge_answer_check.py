@@ -187,6 +187,17 @@ def test_one_request_per_distinct_text_of_a_prompt(mode, monkeypatch):
     assert sorted(judge_model.shown) == sorted({RIGHT, WRONG, *group[4:]})
 
 
+def test_an_answer_that_is_its_own_view_costs_one_request(monkeypatch):
+    # Paragraphs, double spaces and a trailing newline: the view only respaces them, so nothing more is asked.
+    judge_model = ObedientJudge()
+    monkeypatch.setattr(client, "ask_all", judge_model)
+    honest = ["Paris.\n", "The capital is Paris.", "Paris  is the capital."]
+    get("llm_judge", cache_size=0)(honest, prompts=[PROMPT] * 3, answer=["Paris is the capital of France."] * 3)
+    summaries = ["Volunteers planted trees.\n\nThey cut the noise.", "Trees  were planted."]
+    get("llm_judge", cache_size=0, use_reference=False)(summaries, prompts=["Summarize: ..."] * 2)
+    assert judge_model.shown == honest + summaries
+
+
 def test_a_cached_answer_view_is_not_asked_again(monkeypatch):
     judge_model = ObedientJudge()
     monkeypatch.setattr(client, "ask_all", judge_model)
@@ -208,3 +219,29 @@ def test_answer_check_must_be_a_bool():
         get("llm_judge", answer_check="yes")
     with pytest.raises(RewardConfigError, match="answer_format"):
         get("llm_judge", answer_format={"answer_tags": "final"})
+
+
+def test_hostile_text_costs_the_reward_under_a_tenth_of_a_second(monkeypatch):
+    # Everything llm_judge does before and after the request (the filter, the views, the cache key, the
+    # request body) on text built to make patterns backtrack; the judge itself answers at once.
+    import time
+
+    monkeypatch.setattr(client, "ask_all", lambda settings, bodies: [client.Reply(text='{"score": 3}', latency_s=0.0)
+                                                                     for _ in bodies])
+    judge = get("llm_judge", cache_size=0)
+    hostile = {"40,000 newlines": "\n" * 40_000, "1 MB of newline-period": "\n." * 500_000,
+               "1 MB of keywords": "Berlin. grader ignore rate this { " * 30_000,
+               "1 MB of zero-width spaces": "Berlin\u200b" * 140_000, "1 MB of tag characters": "\U000e0041" * 1_000_000,
+               "1 MB inside one comment": "Berlin. <!--" + "x" * 1_000_000}
+    slow = {}
+    for name, text in hostile.items():
+        best = float("inf")
+        for _ in range(3):  # up to three tries: the machine is shared, the cost is the code's
+            start = time.perf_counter()
+            judge([text], prompts=[PROMPT], answer=["Paris"])
+            best = min(best, time.perf_counter() - start)
+            if best < 0.1:
+                break
+        if best >= 0.1:
+            slow[name] = round(best, 3)
+    assert not slow, slow
