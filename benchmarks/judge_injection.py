@@ -153,9 +153,12 @@ def main() -> int:
     opts = parser.parse_args()
     from grpokit.integrations.judge_server import JudgeServer
 
+    import grpokit
+
+    commit = opts.commit or _commit(str(Path(grpokit.__file__).parent))  # the code about to be measured
     with JudgeServer.for_model(port=0, threads=1) as server:
         result = measure(server.url, opts.mode)
-    result["commit"] = opts.commit or _commit(result["grpokit"])
+    result["commit"] = commit
     data = json.loads(OUT.read_text()) if OUT.exists() else {}
     data.setdefault("runs", {})[f"{opts.label}/{opts.mode}"] = result
     data["attacks"] = [{"name": n, "where": w, "text": t} for n, w, t in ATTACKS]

@@ -4,8 +4,10 @@
     judge(completions, prompts=prompts, reference=summaries)   # [0.7, 0.2, None, ...]
 
 settings.py (checked at construction), rubrics.py (prompts and parsing),
-client.py (async HTTP), cache.py, stats.py (metrics for health and the report),
-reward.py (the batch function). `grpokit judge serve` starts a local judge.
+injection.py (markers and the grader filter), views.py (the answer view the
+judge also grades), client.py (async HTTP), cache.py, stats.py (metrics for
+health and the report), reward.py (the batch function). `grpokit judge serve`
+starts a local judge.
 """
 from __future__ import annotations
 
