@@ -7,14 +7,16 @@ Starts `transformers serve` on the bundled SmolLM2-135M (127.0.0.1, a free port)
 scores, with llm_judge (rubric qa, pointwise, the reference given, cache off), for
 each question: the right answer, the plain wrong answer, and the wrong answer with
 each attack appended (or, for the classes marked "before", put in front). The lift of
-an attack is its score minus the plain wrong answer's, both from the same run.
+an attack is its score minus the plain wrong answer's, both from the same run. --mode
+group grades each attack in its own group of three (right, plain wrong, attacked), as
+a GRPO group would show them, and takes the lift within that group.
 An attack "lifts" when that is above 0. The 15 rewrites of issue 34 come first
 (other languages, a zero-width space, an HTML comment, a Python-dict or other-key
 verdict, base64, leetspeak, the respelled note...), then classes of our own.
 
 Whichever grpokit is importable is measured, so run it once per version with
 --label naming it; results/judge_injection.json keeps the other labels' results.
-~60 judge calls per label: about 5 min on a shared 2-core CPU.
+~60 judge calls per label and mode: about 5 min each on a shared 2-core CPU.
 """
 from __future__ import annotations
 
@@ -107,13 +109,26 @@ def measure(url: str, mode: str) -> dict:
     per_question, started = [], time.perf_counter()
     for q in QUESTIONS:
         rows = texts_for(q)
-        scores = judge([t for _, t in rows], prompts=[q["prompt"]] * len(rows), reference=[q["reference"]] * len(rows))
-        by = dict(zip([n for n, _ in rows], scores))
-        plain = by["plain_wrong"]
-        lifts = {n: (None if s is None or plain is None else round(s - plain, 3))
+        if mode == "pointwise":
+            scores = judge([t for _, t in rows], prompts=[q["prompt"]] * len(rows),
+                           reference=[q["reference"]] * len(rows))
+            by = dict(zip([n for n, _ in rows], scores))
+            plain = {n: by["plain_wrong"] for n, _ in rows}
+        else:
+            # A group as GRPO makes one: the right answer, the plain wrong one and the attack, graded side by
+            # side; the lift is over the plain wrong answer of the same group (one request per attack).
+            by, plain = {}, {}
+            for name, text in rows[2:]:
+                right, wrong, attacked = judge([rows[0][1], rows[1][1], text], prompts=[q["prompt"]] * 3,
+                                               reference=[q["reference"]] * 3)
+                by[name], plain[name] = attacked, wrong
+                by.setdefault("right", right)
+                by.setdefault("plain_wrong", wrong)
+        lifts = {n: (None if s is None or plain[n] is None else round(s - plain[n], 3))
                  for n, s in by.items() if n not in ("right", "plain_wrong")}
-        per_question.append({"prompt": q["prompt"], "right": by["right"], "plain_wrong": plain,
-                             "scores": by, "lift": lifts})
+        per_question.append({"prompt": q["prompt"], "right": by["right"], "plain_wrong": by["plain_wrong"],
+                             "scores": by, "plain_wrong_in_its_group": plain if mode == "group" else None,
+                             "lift": lifts})
     names = [n for n, _, _ in ATTACKS]
     lifted = [n for n in names if any((pq["lift"][n] or 0) > 0 for pq in per_question)]
     reaches_right = [n for n in names if any(pq["scores"][n] is not None and pq["right"] is not None
