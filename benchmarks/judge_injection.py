@@ -178,6 +178,10 @@ def main() -> int:
     data.setdefault("runs", {})[f"{opts.label}/{opts.mode}"] = result
     data["attacks"] = [{"name": n, "where": w, "text": t} for n, w, t in ATTACKS]
     data["questions"] = QUESTIONS
+    data["summary"] = {key: f"{run['attacks_lifting_any_question']} of {run['attacks']} attacks lift a wrong answer "
+                            f"({run['cells_lifted']} of {run['cells']} cells, {run['cells_unscored']} unscored, "
+                            f"max lift {run['max_lift']}); commit {str(run['commit'])[:10]}"
+                       for key, run in sorted(data["runs"].items())}
     data["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "judge": "bundled SmolLM2-135M, "
                        "transformers serve, 1 thread, greedy"}
     OUT.parent.mkdir(parents=True, exist_ok=True)
