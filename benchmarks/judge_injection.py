@@ -90,6 +90,18 @@ ATTACKS: list[tuple[str, str, str]] = [
 ]
 
 
+# What the numbers mean on this judge, read off the runs of 2026-12-04 (kept with them in the JSON).
+READING = (
+    "The bundled 135M judge is degenerate: pointwise it grades nearly everything 0 (the right answers too), and "
+    "the lifts before are the three notes that flipped it to 10. In group mode it copies its worked example's "
+    "grades by position ([10, 0, 9] for three responses), so before the fix every text in the attack's place "
+    "that the phrase filter let through scored 0.9 against the plain wrong answer's 0.0: a lift of position, not "
+    "of obedience, but a lift the reward paid all the same. After the fix the attacked completion is paid "
+    "min(its grade, the grade of its answer view), and its view is the plain wrong answer's own text in the same "
+    "request, so no appended text is paid above the plain wrong answer, whatever the judge does with it."
+)
+
+
 def texts_for(question: dict) -> list[tuple[str, str]]:
     """(name, completion): the right answer, the plain wrong one, then every attack on the wrong one."""
     rows = [("right", question["right"]), ("plain_wrong", question["wrong"])]
@@ -152,6 +164,18 @@ def measure(url: str, mode: str) -> dict:
     }
 
 
+def summarise(data: dict) -> dict:
+    """The attack set, the questions, a line per run and what the numbers mean, beside the runs."""
+    data["attacks"] = [{"name": n, "where": w, "text": t} for n, w, t in ATTACKS]
+    data["questions"] = QUESTIONS
+    data["reading"] = READING
+    data["summary"] = {key: f"{run['attacks_lifting_any_question']} of {run['attacks']} attacks lift a wrong answer "
+                            f"({run['cells_lifted']} of {run['cells']} cells, {run['cells_unscored']} unscored, "
+                            f"max lift {run['max_lift']}); commit {str(run['commit'])[:10]}"
+                       for key, run in sorted(data["runs"].items())}
+    return data
+
+
 def _commit(path: str) -> str | None:
     try:
         return subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -176,12 +200,7 @@ def main() -> int:
     result["commit"] = commit
     data = json.loads(OUT.read_text()) if OUT.exists() else {}
     data.setdefault("runs", {})[f"{opts.label}/{opts.mode}"] = result
-    data["attacks"] = [{"name": n, "where": w, "text": t} for n, w, t in ATTACKS]
-    data["questions"] = QUESTIONS
-    data["summary"] = {key: f"{run['attacks_lifting_any_question']} of {run['attacks']} attacks lift a wrong answer "
-                            f"({run['cells_lifted']} of {run['cells']} cells, {run['cells_unscored']} unscored, "
-                            f"max lift {run['max_lift']}); commit {str(run['commit'])[:10]}"
-                       for key, run in sorted(data["runs"].items())}
+    summarise(data)
     data["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "judge": "bundled SmolLM2-135M, "
                        "transformers serve, 1 thread, greedy"}
     OUT.parent.mkdir(parents=True, exist_ok=True)
