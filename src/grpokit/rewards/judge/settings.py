@@ -8,8 +8,10 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlparse
 
+from grpokit.rewards.answer_format import AnswerFormat
 from grpokit.rewards.judge.rubrics import RUBRICS
 from grpokit.rewards.registry import RewardConfigError
 
@@ -35,8 +37,16 @@ class JudgeSettings:
     max_group: int = 16
     structured: bool = True
     use_reference: bool = True
+    answer_check: bool = True
+    answer_format: Any = None  # an AnswerFormat once built (a mapping or None is accepted)
 
     def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "answer_format", AnswerFormat.of(self.answer_format))
+        except RewardConfigError as exc:
+            raise RewardConfigError(f"llm_judge: answer_format {exc}") from None
+        if not isinstance(self.answer_check, bool):
+            raise RewardConfigError(f"llm_judge: answer_check must be true or false, got {self.answer_check!r}")
         url = urlparse(self.base_url)
         if url.scheme not in ("http", "https") or not url.netloc:
             raise RewardConfigError(f"llm_judge: base_url must be an http(s) address such as {DEFAULT_URL}, "

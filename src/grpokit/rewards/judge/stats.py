@@ -9,6 +9,8 @@ callback drains it once per logged step into metrics named like TRL's:
     judge/<name>/failure_frac   share of completions left unscored because the judge failed
     judge/<name>/cache_hit_frac share of completions answered from the cache
     judge/<name>/addressed_frac share of completions that addressed the grader (scored 0, not sent)
+    judge/<name>/answer_lower_frac share of completions paid their answer view's lower grade (the text beyond
+                                the answer had raised the judge's grade: an attempt on the judge, or padding)
     judge/<name>/first_error    the first failure's text (not a number: alerts only)
 """
 from __future__ import annotations
@@ -26,6 +28,7 @@ class _Tally:
     failed: int = 0
     cached: int = 0
     addressed: int = 0
+    lowered: int = 0
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     first_error: str | None = None
@@ -35,11 +38,12 @@ _TALLIES: dict[str, _Tally] = {}
 
 
 def record(name: str, *, completions: int, failed: int, cached: int, seconds: float,
-           latencies: list[float], first_error: str | None, addressed: int = 0) -> None:
+           latencies: list[float], first_error: str | None, addressed: int = 0, lowered: int = 0) -> None:
     with _LOCK:
         tally = _TALLIES.setdefault(name, _Tally())
         tally.completions += completions
         tally.addressed += addressed
+        tally.lowered += lowered
         tally.failed += failed
         tally.cached += cached
         tally.seconds += seconds
@@ -61,6 +65,7 @@ def drain() -> dict[str, float | str]:
             out[prefix + "failure_frac"] = t.failed / t.completions
             out[prefix + "cache_hit_frac"] = t.cached / t.completions
             out[prefix + "addressed_frac"] = t.addressed / t.completions
+            out[prefix + "answer_lower_frac"] = t.lowered / t.completions
         if t.latencies:
             out[prefix + "latency_s"] = statistics.median(t.latencies)
             out[prefix + "latency_max_s"] = max(t.latencies)
