@@ -92,10 +92,35 @@ def test_every_shipped_recipe_passes_the_probe(name, shared_data, tmp_path, monk
         monkeypatch.setattr(client, "ask_all", _no_judge)
 
     cfg, rows = recipe_rows(name, shared_data, tmp_path, 4 if "code" in name else 8)
+    pending = gamed_until_fixed(cfg)
     for label, report in probe_config(cfg, rows):
         assert not report.errors, (label, report.errors)
+        if pending:
+            found = {e.probe for e in report.exploits if e.severity == "fail"}
+            assert set(pending) & found, f"{name}: the probe must find one of {sorted(pending)}, found {sorted(found)}"
+            pytest.xfail(f"{name} is gamed ({'; '.join(sorted(set(pending.values())))}) until its rewards are fixed")
         assert report.ok, f"{name} {label}:\n" + "\n".join(str(e) for e in report.worst())
         assert any(report.checked.values()), "the probes ran"
+
+
+def gamed_until_fixed(cfg) -> dict[str, str]:
+    """probe -> why, for the recipes issue 34 found gamed, while their rewards still are: the probe must
+    fail them. Once the rewards are fixed (json values compared with the gold, fuzzy_match reading
+    numbers as numbers, citation paying only documents that hold the answer) this is empty."""
+    from grpokit.rewards import get
+
+    names = {spec.name for spec in cfg.rewards}
+    out = {}
+    if {"json_format", "json_schema"} & names and not {"json_object_match", "json_field_match"} & names:
+        out["json_placeholder"] = "an object of empty values is paid like the right one"
+    if "fuzzy_match" in names and (get("fuzzy_match")(["140 euros"], answer=["14 euros"])[0] or 0) >= 0.8:
+        # A wrong number in a text gold, or a piece of a number gold (18 for 180: 0.8), whichever the rows hold.
+        out["near_number"] = out["gold_fragment"] = "fuzzy_match pays 140 euros for 14 euros, 18 for 180"
+    if "citation" in names:
+        docs = [["The car park costs 3 euros.", "An adult ticket costs 14 euros."]]
+        if (get("citation", after_answer=True)(["<answer>14 euros</answer> [1]"], sources=docs)[0] or 0) > 0:
+            out["cites_wrong_source"] = "citation pays a document that does not hold the answer"
+    return out
 
 
 def _gold(value) -> str:

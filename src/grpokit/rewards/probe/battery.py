@@ -249,8 +249,8 @@ def _unscorable(row: ProbeRow) -> Attack:
 
 def gold_fragments(gold: str) -> list[str]:
     """Pieces of the gold that are not the gold: for a number, its digits and its shorter prefixes and
-    suffixes (8 and 18 for 180); for text, single letters and two-letter pieces, too short for a graded
-    similarity to pay, yet inside the gold (`answer in gold` pays them)."""
+    suffixes (8 and 18 for 180); for text, single letters of its longer words, too short for a graded
+    similarity to pay much, yet inside the gold (`answer in gold` pays them in full)."""
     text = gold.strip()
     if not text:
         return []
@@ -259,8 +259,9 @@ def gold_fragments(gold: str) -> list[str]:
         pieces = [digits[:k] for k in range(1, len(digits))] + [digits[k:] for k in range(1, len(digits))]
         pieces += list(digits)
     else:
-        letters = [w for w in re.findall(r"[^\W\d_]+", text) if len(w) >= 2]
-        pieces = [w[len(w) // 2: len(w) // 2 + 2] for w in letters] + [w[0] for w in letters]
+        # One letter of a word of 4 or more: a string similarity pays it at most 2/5 of the word.
+        words = [w for w in re.findall(r"[^\W\d_]+", text) if len(w) >= 4]
+        pieces = [w[0] for w in words] + [w[len(w) // 2] for w in words]
     out = []
     for piece in pieces:
         if piece and piece != text and piece not in out and (gold_value(text) is None or not _same_number(piece, text)):
@@ -446,9 +447,10 @@ BATTERY: tuple[Probe, ...] = (
     Probe("several_tags", "many answer tags, the gold among them", HEDGE_SHARE,
           "read one committed answer (the last answer tag), never any of several",
           _needs_gold(_several_tags)),
-    # 0.1: a graded reward gives crumbs to any text ("unknown" shares letters with a text gold).
+    # A hedge's share: a graded reward gives crumbs to any text ("unknown" shares letters with a text
+    # gold); None counted as 0 against a wrong answer's -1 is far above it.
     Probe("unscorable", "an answer no reader can score (unknown, empty, 400 digits, 3001!, an overlong \\boxed{})",
-          0.1,
+          HEDGE_SHARE,
           "score what cannot be read as the lowest the reward pays (a wrong answer), never None: TRL adds None as "
           "0, above a wrong answer that scores below 0; keep None for rows with no gold at all",
           _unscorable),
