@@ -115,7 +115,8 @@ def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> P
 
 
 def _words(text: str) -> str:
-    return " ".join(re.sub(r"[^\w.]+", " ", text.lower()).split())
+    # Words and numbers (a decimal point kept, a full stop dropped), lower-cased, single-spaced.
+    return " ".join(re.sub(r"[^\w.]+|\.(?!\d)", " ", text.lower()).split())
 
 
 def holding_sources(gold: str, sources: Any) -> tuple[tuple[int, ...], int]:
