@@ -109,17 +109,17 @@ def gamed_until_fixed(cfg) -> dict[str, str]:
     numbers as numbers, citation paying only documents that hold the answer) this is empty."""
     from grpokit.rewards import get
 
-    names = {spec.name for spec in cfg.rewards}
+    # Each reward as the recipe builds it (its own params), on the issue's cases.
+    built = {spec.name: get(spec.name, **(spec.params or {})) for spec in cfg.rewards}
+    docs = {"answer": ["14 euros"], "sources": [["The car park costs 3 euros.", "An adult ticket costs 14 euros."]]}
     out = {}
-    if {"json_format", "json_schema"} & names and not {"json_object_match", "json_field_match"} & names:
+    if {"json_format", "json_schema"} & set(built) and not {"json_object_match", "json_field_match"} & set(built):
         out["json_placeholder"] = "an object of empty values is paid like the right one"
-    if "fuzzy_match" in names and (get("fuzzy_match")(["140 euros"], answer=["14 euros"])[0] or 0) >= 0.8:
+    if "fuzzy_match" in built and (built["fuzzy_match"](["<answer>140 euros</answer>"], **docs)[0] or 0) >= 0.8:
         # A wrong number in a text gold, or a piece of a number gold (18 for 180: 0.8), whichever the rows hold.
         out["near_number"] = out["gold_fragment"] = "fuzzy_match pays 140 euros for 14 euros, 18 for 180"
-    if "citation" in names:
-        docs = [["The car park costs 3 euros.", "An adult ticket costs 14 euros."]]
-        if (get("citation", after_answer=True)(["<answer>14 euros</answer> [1]"], sources=docs)[0] or 0) > 0:
-            out["cites_wrong_source"] = "citation pays a document that does not hold the answer"
+    if "citation" in built and (built["citation"](["<answer>14 euros</answer> [1]"], **docs)[0] or 0) > 0:
+        out["cites_wrong_source"] = "citation pays a document that does not hold the answer"
     return out
 
 
