@@ -107,18 +107,26 @@ def gamed_until_fixed(cfg) -> dict[str, str]:
     """probe -> why, for the recipes issue 34 found gamed, while their rewards still are: the probe must
     fail them. Once the rewards are fixed (json values compared with the gold, fuzzy_match reading
     numbers as numbers, citation paying only documents that hold the answer) this is empty."""
-    from grpokit.rewards import get
+    from grpokit.rewards import RewardConfigError, get
 
     # Each reward as the recipe builds it (its own params), on the issue's cases.
     built = {spec.name: get(spec.name, **(spec.params or {})) for spec in cfg.rewards}
-    docs = {"answer": ["14 euros"], "sources": [["The car park costs 3 euros.", "An adult ticket costs 14 euros."]]}
+    docs = {"answer": ["14 euros"], "answer_sources": ["2"],
+            "sources": [["The car park costs 3 euros.", "An adult ticket costs 14 euros."]]}
+
+    def pays(name, completion):
+        try:
+            return built[name]([completion], **docs)[0] or 0.0
+        except RewardConfigError:  # it reads a column these cases lack: the probe on the recipe's rows judges it
+            return 0.0
+
     out = {}
     if {"json_format", "json_schema"} & set(built) and not {"json_object_match", "json_field_match"} & set(built):
         out["json_placeholder"] = "an object of empty values is paid like the right one"
-    if "fuzzy_match" in built and (built["fuzzy_match"](["<answer>140 euros</answer>"], **docs)[0] or 0) >= 0.8:
+    if "fuzzy_match" in built and pays("fuzzy_match", "<answer>140 euros</answer>") >= 0.8:
         # A wrong number in a text gold, or a piece of a number gold (18 for 180: 0.8), whichever the rows hold.
         out["near_number"] = out["gold_fragment"] = "fuzzy_match pays 140 euros for 14 euros, 18 for 180"
-    if "citation" in built and (built["citation"](["<answer>14 euros</answer> [1]"], **docs)[0] or 0) > 0:
+    if "citation" in built and pays("citation", "<answer>14 euros</answer> [1]") > 0:
         out["cites_wrong_source"] = "citation pays a document that does not hold the answer"
     return out
 
