@@ -260,3 +260,17 @@ def test_attack_generators():
         {"name": "", "is_member": False, "age": 0, "tags": []}
     assert holding_sources("14 euros", ["A ticket costs 114 euros.", "A ticket costs 14 euros."]) == ((2,), 2)
     assert holding_sources("14 euros", "not a list") == ((), 0)
+
+
+def test_training_and_scoring_settle_any_reward_a_plugin_too():
+    # A plugin reward that pays -1 for wrong and None for unreadable: TRL (through TrainerRewards) and
+    # RewardSet.score get the row's lowest score for the None, and none_frac still counts it.
+    from grpokit.rewards.trainer_rewards import TrainerRewards
+
+    batch = [WRONG, HONEST, W("unknown", "Let me think.")]
+    columns = {"answer": ["42"] * 3, "prompts": ["q"] * 3}
+    calls = TrainerRewards(RewardSet([plus_minus_none]))
+    assert calls.funcs[0](batch, **columns) == [-1.0, 1.0, -1.0]
+    assert calls.window()["rewards/plus_minus_none/none_frac"] == pytest.approx(1 / 3)
+    scored = RewardSet([plus_minus_none]).score(batch, **columns)
+    assert scored.scores["plus_minus_none"] == [-1.0, 1.0, -1.0] and scored.none["plus_minus_none"] == 1
