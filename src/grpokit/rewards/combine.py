@@ -307,14 +307,15 @@ class CombinedReward:
     def __call__(self, completions, **kwargs):
         step = _step(kwargs)
         weights_now = self.schedule(step)
-        groups = row_groups(len(completions), kwargs)
-        # A part that scored a completion's row-mates but not it counts at its floor (module docstring).
         # The logs keep the parts' own scores (None where they could not score).
         columns = {n: _scores(f, n, completions, kwargs) for n, f in self.parts.items()}
+        gate_scores = _scores(self.gate[1], self.gate[0], completions, kwargs) if self.gate else None
+        # A part that scored a completion's row-mates but not it counts at its floor (module docstring).
+        holes = any(None in c for c in columns.values()) or (gate_scores is not None and None in gate_scores)
+        groups = row_groups(len(completions), kwargs) if holes else [0] * len(completions)
         counted = {n: settle(columns[n], groups, floor_of(f)) for n, f in self.parts.items()}
         if self.product:
             _check_product_scores(counted)
-        gate_scores = _scores(self.gate[1], self.gate[0], completions, kwargs) if self.gate else None
         gate_counted = settle(gate_scores, groups, floor_of(self.gate[1])) if gate_scores is not None else None
         fold = _product if self.product else _sum
         combined: list[float | None] = []

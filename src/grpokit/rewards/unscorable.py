@@ -17,7 +17,15 @@ lowest score it pays (`floor_of`: declared per registered reward in `FLOORS`), o
 for a reward that declares none (a custom one, a reward model), the lowest score
 its row-mates got. A None that every completion of the row shares stays None.
 
-`combine` applies it to each part, and the probe scores any None as the floor.
+`combine` applies it to each part, TrainerRewards and RewardSet.score to every reward they
+call, and the probe scores a None among scored row-mates as plain TRL pays it (0).
+
+The audit (issue 34): the rewards that pay below 0 are cosine_scaled, max_length_penalty,
+soft_overlong_punishment, incremental_format, repetition_penalty, malformed_tool_call and a
+reward model's raw logit. Of these, cosine_scaled, the two length penalties and reward_model
+can return None, and settle it themselves (their docstrings say so); the other three always
+return a number. Every other shipped reward pays nothing below 0, so TRL's 0 for its None is
+its floor already; combine and the trainer settle their None all the same.
 """
 from __future__ import annotations
 
@@ -160,4 +168,6 @@ def settle(scores: Sequence[float | None], groups: Sequence[int], floor: float |
 def settled(scores: Sequence[float | None], columns: Mapping[str, Any], floor: float | None) -> list[float | None]:
     """`settle` over the row groups of a batch's columns (what a reward's kwargs hold)."""
     scores = list(scores)
+    if None not in scores:
+        return scores  # the common case costs one scan: nothing to settle, no rows to group
     return settle(scores, row_groups(len(scores), columns), floor)
