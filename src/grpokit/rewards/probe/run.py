@@ -224,7 +224,11 @@ def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], wei
 
     An exploit is a probe completion that scores above its ceiling (see `ceiling`) for one reward,
     or for the weighted total when there are several rewards. The wrong reference is the better
-    paid of the row's wrong answers (for a number gold, one on each side of it).
+    paid of the row's wrong answers (for a number gold, one on each side of it). Each attack is
+    scored in one call with the row's wrong and honest answers (a GRPO group): a None where they
+    were scored counts as the 0 TRL adds for it, so a reward whose wrong answer scores below 0
+    and whose unreadable answer scores None is caught. A probe marked `below_honest` must also
+    score below the honest answer, for sets that pay a wrong answer like the right one.
     """
     if not funcs:
         raise ValueError("give at least one reward to probe")
