@@ -36,12 +36,13 @@ DUMMY = ["c1", "c2", "c3", "c4"]
 )
 def test_modes_and_missing(mode, missing, weights, expected):
     func = combine([A, B], weights=weights, mode=mode, missing=missing)
-    assert func(DUMMY) == expected
+    # Four rows (four prompts): a part missing from a row is missing, not unscorable (test_unscorable.py).
+    assert func(DUMMY, prompts=["p1", "p2", "p3", "p4"]) == expected
 
 
-def test_product_keeps_sign_and_zero():
-    func = combine([const("p", [-0.5, 0.0]), const("q", [2.0, 5.0])], mode="product")
-    assert func(["x", "y"]) == [-1.0, 0.0]  # a negative score stays a penalty; zero short-circuits
+def test_product_keeps_zero():
+    func = combine([const("p", [0.5, 0.0]), const("q", [2.0, 5.0])], mode="product")
+    assert func(["x", "y"], prompts=["p1", "p2"]) == [1.0, 0.0]  # zero short-circuits
 
 
 GOOD = "<reasoning>r</reasoning><answer>5</answer>"

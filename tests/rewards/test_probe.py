@@ -4,7 +4,7 @@ import re
 import pytest
 
 from grpokit.completions import texts
-from grpokit.rewards import preset, presets
+from grpokit.rewards import get, preset, presets
 from grpokit.rewards.answer_format import DEFAULT as FORMAT
 from grpokit.rewards.probe import TOTAL, probe_rewards
 
@@ -155,6 +155,9 @@ def test_every_builtin_preset_passes(name):
                     "probes a judge against the local one")
     funcs, weights = preset(name)
     report = probe_rewards(funcs, PRESET_ROWS[name], weights)
+    if name == "kb_qa" and (get("fuzzy_match")(["140 euros"], answer=["14 euros"])[0] or 0) >= 0.8:
+        assert "near_number" in {e.probe for e in report.exploits}, "the probe finds the wrong number fuzzy_match pays"
+        pytest.xfail("kb_qa's fuzzy_match pays 140 euros for 14 euros until it reads numbers as numbers (issue 34)")
     assert report.ok, "\n".join(str(e) for e in report.worst())
     assert not report.errors
     # The probes really ran against the preset's correctness reward and the total.

@@ -92,10 +92,43 @@ def test_every_shipped_recipe_passes_the_probe(name, shared_data, tmp_path, monk
         monkeypatch.setattr(client, "ask_all", _no_judge)
 
     cfg, rows = recipe_rows(name, shared_data, tmp_path, 4 if "code" in name else 8)
+    pending = gamed_until_fixed(cfg)
     for label, report in probe_config(cfg, rows):
         assert not report.errors, (label, report.errors)
+        if pending:
+            found = {e.probe for e in report.exploits if e.severity == "fail"}
+            assert set(pending) & found, f"{name}: the probe must find one of {sorted(pending)}, found {sorted(found)}"
+            pytest.xfail(f"{name} is gamed ({'; '.join(sorted(set(pending.values())))}) until its rewards are fixed")
         assert report.ok, f"{name} {label}:\n" + "\n".join(str(e) for e in report.worst())
         assert any(report.checked.values()), "the probes ran"
+
+
+def gamed_until_fixed(cfg) -> dict[str, str]:
+    """probe -> why, for the recipes issue 34 found gamed, while their rewards still are: the probe must
+    fail them. Once the rewards are fixed (json values compared with the gold, fuzzy_match reading
+    numbers as numbers, citation paying only documents that hold the answer) this is empty."""
+    from grpokit.rewards import RewardConfigError, get
+
+    # Each reward as the recipe builds it (its own params), on the issue's cases.
+    built = {spec.name: get(spec.name, **(spec.params or {})) for spec in cfg.rewards}
+    docs = {"answer": ["14 euros"], "answer_sources": ["2"],
+            "sources": [["The car park costs 3 euros.", "An adult ticket costs 14 euros."]]}
+
+    def pays(name, completion):
+        try:
+            return built[name]([completion], **docs)[0] or 0.0
+        except RewardConfigError:  # it reads a column these cases lack: the probe on the recipe's rows judges it
+            return 0.0
+
+    out = {}
+    if {"json_format", "json_schema"} & set(built) and not {"json_object_match", "json_field_match"} & set(built):
+        out["json_placeholder"] = "an object of empty values is paid like the right one"
+    if "fuzzy_match" in built and pays("fuzzy_match", "<answer>140 euros</answer>") >= 0.8:
+        # A wrong number in a text gold, or a piece of a number gold (18 for 180: 0.8), whichever the rows hold.
+        out["near_number"] = out["gold_fragment"] = "fuzzy_match pays 140 euros for 14 euros, 18 for 180"
+    if "citation" in built and pays("citation", "<answer>14 euros</answer> [1]") > 0:
+        out["cites_wrong_source"] = "citation pays a document that does not hold the answer"
+    return out
 
 
 def _gold(value) -> str:

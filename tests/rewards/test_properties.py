@@ -171,8 +171,14 @@ def _buildable(exclude_families=SLOW_FAMILIES):
 @pytest.mark.parametrize("mode, missing", [("sum", "skip"), ("sum", "renormalize"), ("sum", "propagate"), ("product", "skip")])
 def test_combined_rewards_keep_the_contract(mode, missing):
     from grpokit.rewards import combine
+    from grpokit.rewards.unscorable import floor_of
 
     funcs = _buildable()
+    if mode == "product":
+        # A product is defined for parts that score >= 0 only; the others are refused (test_unscorable.py).
+        with pytest.raises(RewardConfigError, match="mode='sum'"):
+            combine(funcs, mode=mode)
+        funcs = [f for f in funcs if (floor_of(f) or 0.0) >= 0]
     func = combine(funcs, mode=mode, missing=missing, weights=[(0, [1.0] * len(funcs)), (10, [0.5] * len(funcs))])
     gated = combine(funcs, gate=funcs[0], mode=mode, missing=missing)
 

@@ -9,20 +9,35 @@
 
 Modes
   "sum"     - sum_i w_i * s_i
-  "product" - prod_i sign(s_i) * |s_i| ** w_i  (weights act as exponents; all 1 -> plain product)
+  "product" - prod_i s_i ** w_i  (weights act as exponents; all 1 -> plain product; every s_i >= 0)
   "gated"   - the weighted sum, but only where `gate` scores >= gate_threshold; elsewhere `gate_fail`.
               Passing `gate` with mode "sum" or "product" gates that mode the same way.
 
-None (a component could not score a sample), per the `missing` policy:
+None (a component could not score a sample) comes in two kinds (grpokit.rewards.unscorable):
+  unscorable - the part scored other completions of the same row (same prompt and columns)
+               but not this one (a 400-digit answer the math check screens out): the part
+               counts at its floor, the lowest score it pays (`floor` of a registered reward;
+               for a part that declares none, the lowest score it gave the row), whatever the
+               `missing` policy. A part made unscorable never pays more than a wrong answer,
+               so neither skipping nor renormalizing can lift a total above a wrong one's.
+  missing    - no completion of the row has the part (the row has no gold answer): the
+               `missing` policy decides, the same way for the whole row (GRPO compares
+               completions of a row with each other, so this cannot favour one of them):
   "skip" (default) - leave that component out of that sample's sum/product; the combined
                      score is None only when every component is None. This is what TRL does
                      with several reward functions (a NaN-aware sum), so combining does not
                      change the training signal.
   "renormalize"    - as skip, then scale the sum by sum|w| / sum|w of present components|
-                     (keeps the scale when a component is often missing; beware it can
-                     inflate the rest).
+                     (keeps the scale across rows when a component is often missing).
   "propagate"      - any None makes the combined score None.
-A gate that returns None makes the sample None (its pass/fail is unknown).
+A gate that returns None makes the sample None (its pass/fail is unknown); one unscorable
+among judged row-mates fails the gate.
+
+Product and negative scores: two negative parts multiply to a positive, so a product cannot
+rank scores below zero. mode="product" refuses, when combine() builds it, a part that declares
+a floor below 0 (cosine_scaled, the length penalties, repetition_penalty...), and raises on the
+first batch where a part without a declared floor scores below 0: use mode="sum" for such
+parts, or give the product only parts that score >= 0.
 
 Schedules: `weights` may be a list of floats, a callable step -> list, or breakpoints
 [(step, [w...]), ...] interpolated linearly (held constant outside the range). The step is
@@ -42,6 +57,7 @@ from typing import Any, Callable, Sequence
 
 from grpokit.rewards.registry import RewardConfigError, get
 from grpokit.rewards.reward_set import unique_names
+from grpokit.rewards.unscorable import floor_of, row_groups, settle
 
 _MODES = ("sum", "product", "gated")
 _MISSING = ("skip", "renormalize", "propagate")
@@ -154,10 +170,47 @@ def _product(scores: list[float | None], weights: list[float], missing: str) -> 
         if s == 0.0:
             return 0.0  # also avoids 0 ** negative
         try:
-            total *= math.copysign(abs(s) ** w, s)
+            total *= s ** w
         except OverflowError:
             return None
     return total if math.isfinite(total) else None
+
+
+def _refuse_negative_product(names: list[str], parts: list[Callable]) -> None:
+    for name, part in zip(names, parts):
+        floor = floor_of(part)
+        if floor is not None and floor < 0:
+            raise RewardConfigError(
+                f"combine(mode='product'): part {name!r} pays down to {floor:g}, and two negative parts multiply "
+                f"to a positive (a product cannot rank scores below 0); use mode='sum' (weights as multipliers), "
+                f"or leave {name!r} out of the product and add it to the run as its own reward")
+
+
+def _check_product_scores(columns: dict[str, list[float | None]]) -> None:
+    for name, scores in columns.items():
+        low = min((s for s in scores if s is not None), default=0.0)
+        if low < 0:
+            raise ValueError(
+                f"combine(mode='product'): part {name!r} scored {low:g}; a product is defined for scores >= 0 "
+                f"only (two negatives multiply to a positive). Use mode='sum', or a part that scores >= 0")
+
+
+def _combined_floor(parts: list[Callable], schedule: "_Schedule", product: bool, missing: str,
+                    gate: bool, gate_fail: float) -> float | None:
+    """The lowest the combined reward pays, where its parts' floors and fixed weights make it known."""
+    floors = [floor_of(p) for p in parts]
+    weights = schedule.fixed
+    if any(f is None for f in floors) or weights is None or any(w < 0 for w in weights):
+        return None
+    if product:
+        low = 0.0 if all(f >= 0 for f in floors) else None
+    else:
+        low = sum(w * f for w, f in zip(weights, floors))
+        if missing == "renormalize":  # a weighted mean of floors, scaled to every weight, is no lower than this
+            low = min(low, sum(weights) * min(floors))
+    if low is None:
+        return None
+    return min(low, gate_fail) if gate else low
 
 
 def combine(
@@ -202,6 +255,8 @@ def combine(
     schedule = _Schedule(weights, len(parts))
     if mode == "gated" and gate is None:
         raise RewardConfigError("mode='gated' needs gate= (the reward that must pass, e.g. 'strict_xml_format')")
+    if mode == "product":
+        _refuse_negative_product(part_names, parts)
     gate_func = _resolve(gate, "gate") if gate is not None else None
     gate_name = getattr(gate_func, "__name__", "gate") if gate_func is not None else None
     gate_threshold = _number(gate_threshold, "gate_threshold")
@@ -246,24 +301,34 @@ class CombinedReward:
         self.trl_logging = trl_logging
         self.last_components: dict[str, list] = {}
         self.last_weights = dict(zip(parts, schedule(0)))
+        # The lowest it pays: what unscorable earns where it is a part of something else.
+        self.floor = _combined_floor(list(parts.values()), schedule, product, missing, gate is not None, gate_fail)
 
     def __call__(self, completions, **kwargs):
         step = _step(kwargs)
         weights_now = self.schedule(step)
+        # The logs keep the parts' own scores (None where they could not score).
         columns = {n: _scores(f, n, completions, kwargs) for n, f in self.parts.items()}
         gate_scores = _scores(self.gate[1], self.gate[0], completions, kwargs) if self.gate else None
+        # A part that scored a completion's row-mates but not it counts at its floor (module docstring).
+        holes = any(None in c for c in columns.values()) or (gate_scores is not None and None in gate_scores)
+        groups = row_groups(len(completions), kwargs) if holes else [0] * len(completions)
+        counted = {n: settle(columns[n], groups, floor_of(f)) for n, f in self.parts.items()}
+        if self.product:
+            _check_product_scores(counted)
+        gate_counted = settle(gate_scores, groups, floor_of(self.gate[1])) if gate_scores is not None else None
         fold = _product if self.product else _sum
         combined: list[float | None] = []
         for i in range(len(completions)):
-            if gate_scores is not None:
-                g = gate_scores[i]
+            if gate_counted is not None:
+                g = gate_counted[i]
                 if g is None:
                     combined.append(None)  # the gate cannot judge, so neither can we
                     continue
                 if g < self.gate_threshold - 1e-9:
                     combined.append(self.gate_fail)
                     continue
-            combined.append(fold([columns[n][i] for n in self.parts], weights_now, self.missing))
+            combined.append(fold([counted[n][i] for n in self.parts], weights_now, self.missing))
         if gate_scores is not None:
             columns[f"gate:{self.gate[0]}"] = gate_scores
         self.last_components = columns

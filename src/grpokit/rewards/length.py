@@ -8,6 +8,9 @@ Every reward here measures a completion in one `unit`:
 `tokenizer` accepts a Hugging Face tokenizer, a callable text -> token list
 (or count), or a tokenizer name/path (loaded lazily with transformers). A
 "tokens" reward with neither a tokenizer nor `completion_ids` returns None.
+A penalty (max_length_penalty, soft_overlong_punishment, cosine_scaled) pays a
+completion it cannot measure, among row-mates it did, its floor instead
+(grpokit.rewards.unscorable): None counts as 0, above every penalty.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import Any
 from grpokit.completions import texts
 from grpokit.rewards._bound import BatchReward
 from grpokit.rewards.registry import RewardConfigError, get, register
+from grpokit.rewards.unscorable import settled
 
 _UNITS = ("words", "chars", "tokens")
 
@@ -163,7 +167,9 @@ def max_length_penalty(max_len: float, unit: str | None = None, tokenizer: Any =
 
     Score = -min(1, max(0, n - max_len) / max_len), in [-1, 0]. It never
     rewards brevity, it only punishes rambling; for the DAPO-style ramp just
-    before a hard limit use `soft_overlong_punishment`.
+    before a hard limit use `soft_overlong_punishment`. Unscorable: a completion
+    that cannot be measured (a tokenizer that fails on it) scores -1 where its
+    row-mates were measured; None only when nothing can be measured.
 
     Parameters:
       max_len: the longest length without penalty (required).
@@ -179,7 +185,8 @@ def max_length_penalty(max_len: float, unit: str | None = None, tokenizer: Any =
 
 
 def _max_batch(completions, kwargs, counter, max_len):
-    return [None if n is None else -min(1.0, max(0.0, n - max_len) / max_len) for n in counter(completions, kwargs)]
+    scores = [None if n is None else -min(1.0, max(0.0, n - max_len) / max_len) for n in counter(completions, kwargs)]
+    return settled(scores, kwargs, -1.0)  # text the tokenizer cannot count earns the floor, not None's 0
 
 
 @register("soft_overlong_punishment", family="length")
@@ -192,6 +199,8 @@ def soft_overlong_punishment(max_len: int = 1024, cache: int = 256, unit: str | 
       -1                 when n > L
     (Eq. 13 of the DAPO paper, arXiv:2503.14476). Set max_len to the
     trainer's max_completion_length so truncated completions get -1.
+    Unscorable: a completion that cannot be measured scores -1 where its
+    row-mates were measured; None only when nothing can be measured.
 
     Parameters:
       max_len: the hard length limit L (default 1024).
@@ -225,7 +234,7 @@ def _overlong_batch(completions, kwargs, counter, max_len, cache):
             out.append(0.0)
         else:
             out.append((free - n) / cache)
-    return out
+    return settled(out, kwargs, -1.0)  # text the tokenizer cannot count earns the floor, not None's 0
 
 
 # What "correct" means when neither correctness= nor correct= is given: the
@@ -292,8 +301,13 @@ def cosine_scaled(
     `exceed_penalty` set, completions longer than max_len score exactly that
     (the paper's r_e). The paper's values are 2 / 1 / -10 / 0 / r_e = -10;
     the defaults here stay within [-1, 1] to sit next to other rewards.
-    None when correctness cannot be judged (e.g. no gold answer) or the
-    length cannot be measured.
+    Unscorable: a completion whose correctness cannot be judged (an answer
+    the math check screens out: 400 digits, `3001!`, an overlong `\\boxed{}`)
+    or whose length cannot be measured, while the other completions of its
+    row were scored, earns the floor (the lowest of the end points and
+    `exceed_penalty`: -1 by default), never None (TRL adds None as 0, above a
+    wrong answer's -1). None only where no completion of the row can be judged
+    (no gold answer, no way to count tokens).
 
     Parameters:
       correctness: a reward name (e.g. "numeric_match") or reward function;
@@ -364,4 +378,7 @@ def _cosine_batch(completions, kwargs, counter, reward, correct, threshold, max_
             start, end = correct_range if ok else wrong_range
             progress = min(n, max_len) / max_len
             out.append(end + 0.5 * (start - end) * (1.0 + math.cos(math.pi * progress)))
-    return out
+    # An answer the correctness check screens out (400 digits, `3001!`) or a length that cannot be
+    # measured, where its row-mates were judged, earns the lowest score, never None's 0 above a wrong -1.
+    ends = [*correct_range, *wrong_range] + ([exceed_penalty] if exceed_penalty is not None else [])
+    return settled(out, kwargs, min(ends))

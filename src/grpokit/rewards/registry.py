@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from grpokit.rewards.unscorable import attach
+
 RewardFunc = Callable[..., list]
 
 
@@ -168,19 +170,21 @@ def _check_entry(entry: _Entry, params: dict) -> None:
 def get(name: str, **params) -> RewardFunc:
     """A ready reward function for `name`, built with `params`.
 
-    Bad parameters fail here, at construction, with a message naming the fix.
+    Bad parameters fail here, at construction, with a message naming the fix. The reward
+    carries `floor`, the lowest score it pays, where grpokit.rewards.unscorable declares one.
     """
     entry = _REGISTRY[canonical(name)]
     _check_entry(entry, params)
     if not entry.is_factory:
-        return entry.factory
+        return attach(entry.name, entry.factory)
     try:
         func = entry.factory(**params)
     except RewardConfigError:
         raise
     except (TypeError, ValueError) as exc:
         raise RewardConfigError(f"reward {entry.name!r}: {exc}") from exc
-    return func
+    # Its floor: the lowest score it pays, what a completion it cannot score earns (unscorable.py).
+    return attach(entry.name, func)
 
 
 def _missing_message(entry: _Entry, param: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from grpokit.completions import prompt_text, texts
 from grpokit.rewards._bound import BatchReward, Lazy
 from grpokit.rewards.registry import RewardConfigError, register
+from grpokit.rewards.unscorable import settled
 
 _LOADED: dict[tuple, tuple[Any, Any, str]] = {}
 _LOAD_LOCK = threading.Lock()
@@ -34,7 +35,9 @@ def reward_model(path: str, batch_size: int = 8, device: str = "auto", max_lengt
     prompt and completion joined by a newline (the completion alone without `prompts`).
 
     Score: the single logit of a one-label model (through a sigmoid into (0, 1) when
-    squash), or the probability of the last label of a multi-label one. Rows are
+    squash), or the probability of the last label of a multi-label one. Unscorable: a
+    completion whose score is not finite earns the floor (0 for a probability; for a raw
+    logit, the lowest score of the other completions of its row), never None's 0. Rows are
     scored in batches of batch_size, cut to max_length tokens (from the left, so the
     completion is kept). device: "auto" (the training process's GPU when there is one,
     else the CPU), "cpu", "cuda", "cuda:1"...; dtype: float32, bfloat16 or float16.
@@ -129,6 +132,7 @@ def _score_batch(completions, kwargs: dict, model: Lazy, batch_size: int, max_le
     empty = tokenizer.bos_token or tokenizer.eos_token or " "
     inputs = [_text(tokenizer, p, c) or empty for p, c in zip(prompts, items)]
     scores: list[float | None] = []
+    floor = 0.0 if squash else None  # a sigmoid's or a softmax's floor; a raw logit has none
     with torch.no_grad():
         for start in range(0, len(inputs), batch_size):
             enc = tokenizer(inputs[start:start + batch_size], return_tensors="pt", padding=True, truncation=True,
@@ -139,5 +143,7 @@ def _score_batch(completions, kwargs: dict, model: Lazy, batch_size: int, max_le
                 values = torch.sigmoid(values) if squash else values
             else:
                 values = torch.softmax(logits, dim=-1)[:, -1]
+                floor = 0.0
             scores.extend(float(v) if math.isfinite(float(v)) else None for v in values.cpu())
-    return scores
+    # A logit has no floor: a completion that drives it to NaN earns its row-mates' lowest, not None's 0.
+    return settled(scores, kwargs, floor)

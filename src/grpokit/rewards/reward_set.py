@@ -8,7 +8,9 @@ TRL calls each reward on the batch, turns None into NaN, and sums weight * score
 over the rewards that scored (a NaN-aware sum). Training lets TRL do the calling;
 everything that scores outside a trainer (doctor, eval, calibration, the held-out
 callback) does it here, so they all see what training sees: a reward that raises
-is a counted error and None for that batch, never a crash and never a silent 0.
+is a counted error and None for that batch, never a crash and never a silent 0. A None
+among scored row-mates (same prompt and row columns) is counted in `none`, and scored at
+the reward's floor (grpokit.rewards.unscorable): unscorable is never worth more than wrong.
 Every call goes through the watchdog (grpokit.rewards.watchdog): a reward that hangs
 is given up on after its timeout (killed, with `isolate: true`), and that is an error
 like any other. Inside a trainer,
@@ -27,6 +29,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from grpokit.rewards.answer_format import check_agrees, with_answer_format
 from grpokit.rewards.registry import RewardConfigError, check, get
+from grpokit.rewards.unscorable import floor_of, settled
 from grpokit.rewards.watchdog import DEFAULT_TIMEOUT, call_with_timeout
 
 RewardFunc = Callable[..., list]
@@ -185,9 +188,10 @@ class RewardSet:
         result = SetScores(scores={}, totals=[])
         for name, func, timeout, isolate in zip(self.names, self.funcs, self.timeouts, self.isolate):
             values, error = call_reward(func, completions, columns, timeout, isolate)
-            result.scores[name] = values
             if error is not None:
                 result.errors[name] = error
             result.none[name] = 0 if error is not None else sum(v is None for v in values)
+            # As TrainerRewards hands TRL: a None among scored row-mates counts at the reward's floor.
+            result.scores[name] = settled(values, columns, floor_of(func))
         result.totals = weighted_totals(result.scores, self.weights, n)
         return result

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable
 from grpokit.completions import prompt_text, texts
 from grpokit.rewards.cut_gap import CutGap
 from grpokit.rewards.reward_set import RewardSet, call_reward, weighted_totals
+from grpokit.rewards.unscorable import floor_of, settled
 from grpokit.rewards.watchdog import RewardTimeout
 
 PRIVATE_PREFIX = "grpokit_"
@@ -76,7 +77,11 @@ class TrainerRewards:
         def scored(completions, **columns):
             private = {k: columns.pop(k) for k in list(columns) if k.startswith(PRIVATE_PREFIX)}
             values, error = call_reward(func, completions, columns, timeout, isolate)
-            self._count(name, values, error, len(completions))
+            self._count(name, values, error, len(completions))  # none_frac counts what the reward could not score
+            # ...and TRL, which adds None as 0, gets a None among scored row-mates at the reward's floor
+            # (or the row's lowest score): any reward, a plugin too, pays the unscorable no more than
+            # a wrong answer (grpokit.rewards.unscorable).
+            values = settled(values, columns, floor_of(func))
             self._collect(index, completions, columns, private, values, error)
             return values
 

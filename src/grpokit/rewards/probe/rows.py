@@ -47,6 +47,10 @@ class ProbeRow:
     fmt: AnswerFormat = DEFAULT  # the run's answer format: the probe completions are written in it
     form: Form | None = None    # how a gold-answer row's completions commit to an answer
     extras: dict[str, Any] = field(default_factory=dict)
+    # With a `sources` column: the documents that hold the gold (1-based), and how many there are.
+    # The references cite them after the answer, as a grounded answer would (`<answer>..</answer> [2]`).
+    holding: tuple[int, ...] = ()
+    sources: int = 0
 
     @property
     def prompt_text(self) -> str:
@@ -54,7 +58,11 @@ class ProbeRow:
 
     def write(self, answer: str, reasoning: str | None = None) -> str:
         """A completion committing to `answer` in the row's form (the answer format's tags by default);
-        `reasoning` (default: the form's own) comes before the answer."""
+        `reasoning` (default: the form's own) comes before the answer, and the row's citation after it."""
+        return self.write_uncited(answer, reasoning) + self.cite()
+
+    def write_uncited(self, answer: str, reasoning: str | None = None) -> str:
+        """As `write`, without the citation."""
         return (self.form or tagged_form(self.fmt)).write(answer, reasoning)
 
     def in_form(self, form: Form) -> ProbeRow:
@@ -64,6 +72,13 @@ class ProbeRow:
         row.wrong = row.write(row.wrong_answer)
         row.wrong_other = row.write(row.wrong_other_answer) if row.wrong_other_answer else None
         return row
+
+    def cite(self, numbers: Any = None) -> str:
+        """The citation a grounded answer puts after its answer: the documents holding the gold by default."""
+        numbers = self.holding if numbers is None else numbers
+        if isinstance(numbers, str):
+            return f" [{numbers}]"
+        return f" [{', '.join(str(n) for n in numbers)}]" if numbers else ""
 
 
 def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> ProbeRow:
@@ -78,6 +93,7 @@ def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> P
         value = None if probe.letters else gold_value(probe.gold)
         if value is not None and abs(value) < 1e15:
             probe.wrong_other_answer = _plain(value - 7)
+        probe.holding, probe.sources = holding_sources(probe.gold, columns.get("sources"))
         return probe.in_form(tagged_form(fmt))
     solution = next((columns[c] for c in SOLUTION_COLUMNS if isinstance(columns.get(c), str) and columns[c].strip()), None)
     if columns.get("tests") not in (None, "", []):
@@ -96,6 +112,22 @@ def probe_row(index: int, row: dict[str, Any], fmt: AnswerFormat = DEFAULT) -> P
         return probe
     probe.wrong = tagged("I do not know.", fmt=fmt)
     return probe
+
+
+def _words(text: str) -> str:
+    # Words and numbers (a decimal point kept, a full stop dropped), lower-cased, single-spaced.
+    return " ".join(re.sub(r"[^\w.]+|\.(?!\d)", " ", text.lower()).split())
+
+
+def holding_sources(gold: str, sources: Any) -> tuple[tuple[int, ...], int]:
+    """(the 1-based numbers of the documents whose text holds the gold, how many documents): a
+    plain list of texts, or JSON text of one; ((), 0) for anything else."""
+    docs = _load_json(sources) if isinstance(sources, str) and sources.lstrip().startswith("[") else sources
+    if not isinstance(docs, (list, tuple)) or not docs or not gold.strip():
+        return (), 0
+    needle = _words(gold)
+    holding = tuple(i for i, doc in enumerate(docs, 1) if needle and f" {needle} " in f" {_words(str(doc)[:100_000])} ")
+    return holding, len(docs)
 
 
 # Off-topic prose without repeated phrases (a repetition penalty must not pay the reference less

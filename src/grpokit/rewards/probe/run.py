@@ -97,24 +97,40 @@ def _score(func: Callable, row: ProbeRow, completions: list[str], override: dict
     return [None if s is None or not math.isfinite(float(s)) else float(s) for s in out]
 
 
+def _row_mates(row: ProbeRow) -> list[str]:
+    return [c for c in (row.wrong, row.wrong_other, row.honest) if c]
+
+
 class _Scorer:
-    """Scores completions with every reward and keeps the weighted total, as TRL sums it."""
+    """Scores completions with every reward and keeps the weighted total, as TRL sums it.
+
+    An attack is scored inside a group, as GRPO scores it: with the row's wrong and honest answers
+    in the same call (their scores are dropped). A None where those row-mates were scored is what
+    training pays for it: TRL adds None as 0 (and leaves it out of the total), so a reward that pays
+    a wrong answer below 0 pays the unscorable more. The probe scores it so; a None the row-mates
+    share (the row has no gold) stays None: the row is skipped.
+    """
 
     def __init__(self, funcs: Sequence[Callable], weights: Sequence[float], conversational: bool):
         self.funcs, self.weights, self.conversational = list(funcs), list(weights), conversational
         self.names = unique_names(funcs)  # the names a run logs them under
         self.errors: dict[str, str] = {}
 
-    def __call__(self, row: ProbeRow, completions: list[str], override: dict | None = None) -> dict[str, list]:
+    def __call__(self, row: ProbeRow, completions: list[str], override: dict | None = None,
+                 grouped: bool = True) -> dict[str, list]:
+        mates = _row_mates(row) if grouped else []
+        n = len(completions)
         scores: dict[str, list] = {}
         for name, func in zip(self.names, self.funcs):
             try:
-                scores[name] = _score(func, row, completions, override or {}, self.conversational)
+                values = _score(func, row, completions + mates, override or {}, self.conversational)
             except Exception as exc:  # noqa: BLE001 - a reward that raises on model output is itself a finding
                 self.errors.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
-                scores[name] = [None] * len(completions)
+                values = [None] * (n + len(mates))
+            mates_scored = any(v is not None for v in values[n:])
+            scores[name] = [0.0 if v is None and mates_scored else v for v in values[:n]]
         if len(self.funcs) > 1:
-            scores[TOTAL] = weighted_totals({n: scores[n] for n in self.names}, self.weights, len(completions))
+            scores[TOTAL] = weighted_totals({k: scores[k] for k in self.names}, self.weights, n)
         return scores
 
 
@@ -147,7 +163,7 @@ def _in_form(row: ProbeRow, scorer: _Scorer, names: list[str], budget: TokenBudg
     if len(candidates) == 1:
         return row.in_form(candidates[0])
     key = TOTAL if TOTAL in names else names[0]
-    scores = [scorer(row, [row.in_form(f).honest])[key][0] for f in candidates]
+    scores = [scorer(row, [row.in_form(f).honest], grouped=False)[key][0] for f in candidates]
     return row.in_form(forms.choose(candidates, scores))
 
 
@@ -214,7 +230,11 @@ def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], wei
 
     An exploit is a probe completion that scores above its ceiling (see `ceiling`) for one reward,
     or for the weighted total when there are several rewards. The wrong reference is the better
-    paid of the row's wrong answers (for a number gold, one on each side of it).
+    paid of the row's wrong answers (for a number gold, one on each side of it). Each attack is
+    scored in one call with the row's wrong and honest answers (a GRPO group): a None where they
+    were scored counts as the 0 TRL adds for it, so a reward whose wrong answer scores below 0
+    and whose unreadable answer scores None is caught. A probe marked `below_honest` must also
+    score below the honest answer, for sets that pay a wrong answer like the right one.
     """
     if not funcs:
         raise ValueError("give at least one reward to probe")
@@ -238,7 +258,7 @@ def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], wei
             report.forms.append(row.form.name)
         wrongs = [row.wrong] + ([row.wrong_other] if row.wrong_other else [])
         refs = wrongs + ([row.honest] if row.honest is not None else [])
-        ref_scores = scorer(row, refs)
+        ref_scores = scorer(row, refs, grouped=False)
         # The better paid wrong answer: a graded reward's credit for a near miss on either side of
         # the gold is no exploit (the other_side probe compares the two sides).
         wrong_of = {n: _highest(ref_scores[n][: len(wrongs)]) for n in names}
@@ -270,6 +290,10 @@ def probe_rewards(funcs: Sequence[Callable], rows: Sequence[dict[str, Any]], wei
                     margin = max(TOLERANCE, MARGIN * (top - wrong))
                     if probe.name not in report.checked[name]:
                         report.checked[name].append(probe.name)
+                    if probe.below_honest and honest is not None:
+                        # Paid like the honest answer is too much, even where a wrong one is paid so too.
+                        limit = min(limit, honest - max(TOLERANCE, MARGIN * max(abs(honest), ASSUMED_TOP)))
+                        margin = TOLERANCE
                     score = scores[name]
                     if score is not None and score > limit + margin:
                         report.exploits.append(Exploit(name, probe.name, probe.what, index, text[:200], score,
