@@ -8,9 +8,8 @@ model output.
 from __future__ import annotations
 
 import re
-import string
-import unicodedata
 
+from grpokit.rewards._unicode import canonical
 from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
 
 _MAX_TEXT = 100_000
@@ -34,41 +33,56 @@ def gold_options(gold) -> list[str] | None:
     return options or None
 
 
-_PUNCT_CHARS = string.punctuation + "“”‘’«»…–—"
-_PUNCT = re.compile("[" + re.escape(_PUNCT_CHARS) + "]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# Between two letters these are spelling, not meaning: U.S. = US, don't = dont, well-known = wellknown.
+_IN_WORD = re.compile(r"(?<=[^\W\d_])[.'’`-](?=[^\W\d_])")
+# Punctuation that only wraps a token or ends a sentence: quotes, brackets, emphasis, `$` of
+# LaTeX and money, sentence marks, `%` (50% is 50, as numeric_match reads it). Nothing else is
+# dropped: a symbol that belongs to a token (C++, C#, A+, 2^10, 1,5, 16-3) makes another answer.
+_WRAP_LEAD = "\"'`“”‘’«»([{*_~$"
+_WRAP_TRAIL = "\"'`“”‘’«»)]}*_~$.,;:!?…%"
 
 
-def _drop_punctuation(match: re.Match) -> str:
-    # Punctuation that changes a number's meaning stays: 3.5 is not 35,
-    # 1/2 is not 12, -5 is not 5.
-    ch, text, i = match.group(), match.string, match.start()
-    before, after = text[i - 1 : i], text[i + 1 : i + 2]
-    if ch in "./:" and before.isdigit() and after.isdigit():
-        return ch
-    if ch in "-+" and after.isdigit() and not before.isalnum():
-        return ch
-    return ""
+def _bare(token: str) -> str:
+    # A leading sign or point stays when a digit follows (-5, +5, .5): it is part of the number.
+    while token and (token[0] in _WRAP_LEAD or (token[0] in "-+." and not _number_follows(token, 1))):
+        token = token[1:]
+    return token.rstrip(_WRAP_TRAIL)
+
+
+def _number_follows(token: str, i: int) -> bool:
+    rest = token[i : i + 2]
+    return rest[:1].isdigit() or (rest[:1] == "." and rest[1:2].isdigit())
+
+
+def tokens(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool = True) -> list[str]:
+    """The answer's tokens (whitespace-separated), as `normalise` compares them."""
+    text = _THOUSANDS.sub("", canonical(text))
+    if not case_sensitive:
+        text = text.casefold()
+    if not ignore_punctuation:
+        return text.split()
+    text = _IN_WORD.sub("", text)
+    return [t for t in (_bare(t) for t in text.split()) if t]
 
 
 def normalise(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool = True,
               ignore_whitespace: bool = False) -> str:
-    """Text for comparison.
+    """Text for comparison: its tokens, joined by one space (or by nothing with `ignore_whitespace`).
 
-    Always: Unicode NFKC, thousands separators dropped (`1,000` -> `1000`),
-    whitespace runs collapsed, ends stripped. Then: case folded unless
-    `case_sensitive`; punctuation removed when `ignore_punctuation` (except
-    where it is part of a number: `3.5`, `1/2`, `-5`); all whitespace removed
-    when `ignore_whitespace`.
+    Always: the canonical Unicode form (`_unicode.canonical`: NFKC, every dash a
+    `-`, every space kind a space, zero-width characters gone), thousands
+    separators dropped (`1,000` -> `1000`), whitespace runs collapsed, ends
+    stripped. Then: case folded unless `case_sensitive`. With
+    `ignore_punctuation`, each token loses the punctuation that only wraps or
+    ends it (quotes, brackets, `**`, `$`, a final `.`/`,`/`!`/`?`, `%`) and the
+    `.`/`'`/`-` between two letters (U.S. = US); every other symbol stays, since
+    it makes a different answer: `C++` is not `C`, `A+` not `A`, `2^10` not
+    `210`, `1,5` not `15`, `3.5` not `35`, `-5` not `5`. With
+    `ignore_whitespace` the tokens are joined with nothing (`1 000` = `1000`).
     """
-    text = unicodedata.normalize("NFKC", text)
-    text = _THOUSANDS.sub("", text)
-    if not case_sensitive:
-        text = text.casefold()
-    if ignore_punctuation:
-        text = _PUNCT.sub(_drop_punctuation, text)
-    text = "".join(text.split()) if ignore_whitespace else " ".join(text.split())
-    return text
+    parts = tokens(text, case_sensitive=case_sensitive, ignore_punctuation=ignore_punctuation)
+    return ("" if ignore_whitespace else " ").join(parts)
 
 
 # ------------------------------------------------------------ multiple choice
@@ -83,7 +97,7 @@ def gold_letter(gold, letters: str) -> str | None:
         return None
     if isinstance(gold, int):
         return letters[gold] if 0 <= gold < len(letters) else None
-    text = str(gold).strip()
+    text = canonical(str(gold)).strip()
     if "####" in text:
         text = text.rsplit("####", 1)[1].strip()
     match = re.match(r"^[(\[*\s]*(" + choice_pattern(letters) + r")(?![A-Za-z])", text)
@@ -99,7 +113,7 @@ def chosen_letter(text: str, letters: str, fmt: AnswerFormat = DEFAULT) -> str |
     bracketed or bolded letter "(C)" / "**C**". A bare capital in a sentence
     ("A good start") never counts.
     """
-    text = text[-_MAX_TEXT:]
+    text = canonical(text[-_MAX_TEXT:])
     cls = choice_pattern(letters)
     up = "[" + re.escape(letters) + "]"
     region = fmt.marked(text)

@@ -1,8 +1,25 @@
-"""Numbers as people and models write them: `1,000`, `$18.50`, `50%`, `1/2`, `\\frac{1}{2}`, `-3`.
+"""Numbers as people and models write them: `1,000`, `$18.50`, `50%`, `1/2`, `\\frac{1}{2}`, `-3`, `2^10`.
 
-`numbers_in(text)` finds them with their values; `answer_values(text)` picks
-the value a completion or a gold answer commits to. Nothing here raises on
-model output.
+The one number reader of the reward library: `numbers_in(text)` finds numbers
+with their values; `answer_values(text)` picks the value a completion or a gold
+answer commits to. Every reward that reads a number from a completion
+(numeric_match, numeric_closeness, the length rewards through them, the probe)
+reads it here, after `normalise`, which first puts the text through
+`grpokit.rewards._unicode.canonical`: a fullwidth minus is a minus, a zero-width
+space is nothing, every space kind is one space.
+
+The rules, one each:
+- grouping: digits in groups of three after a group of one to three, joined by
+  commas (`1,085`) or by single spaces of any kind (`1 085`, `1\u00a0085`,
+  `1\\,085` in LaTeX), are one number (1085). Any other comma or space between
+  digits separates two numbers (`1,5` is 1 and 5; `12 3` is 12 and 3).
+- powers: `2^10`, `2^{10}`, `2**10`, `10²` are 1024 / 100 (results over 60
+  digits are refused); a number written as an exponent or index (`x^2`, `x_2`)
+  is not read, nor is a base whose exponent is not a plain integer (`2^x`).
+- a number over 60 digits is refused, never cut.
+
+Nothing here raises on model output, and every regex is linear in the text (no
+two adjacent quantifiers over the same characters, no `^\\s*` under MULTILINE).
 """
 from __future__ import annotations
 
@@ -11,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 from grpokit.completions import extract_boxed
+from grpokit.rewards._unicode import canonical
 from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
 
 # Scanning is linear, but only the end of a long completion can hold its answer.
@@ -18,19 +36,23 @@ _MAX_SCAN = 100_000
 # Longer digit runs are not answers (and float() of them is slow or inf).
 _MAX_DIGITS = 60
 
-# LaTeX and typography that hide a plain number: `10{,}000`, `1\,000`, `\$5`,
-# `50\%`, `\frac{1}{2}`, `\text{ cm}`, Unicode minus.
+# LaTeX that hides a plain number: `10{,}000`, `1\,000` (a thin space: the grouping
+# rule above applies to it as to any space), `\$5`, `50\%`, `\frac{1}{2}`.
 _LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{\s*([-+]?[\d.,]+)\s*\}\s*\{\s*([-+]?[\d.,]+)\s*\}")
 _LATEX_FRAC_SHORT = re.compile(r"\\[dt]?frac\s*(\d)(\d)")
 _REPLACEMENTS = (
-    ("{,}", ","), ("\\,", ""), ("\\!", ""), ("\\ ", " "), ("\\$", "$"), ("\\%", "%"),
-    ("−", "-"), ("–", "-"), ("\u2009", ""), ("\u202f", ""), ("\\left", ""), ("\\right", ""),
+    ("{,}", ","), ("\\,", " "), ("\\;", " "), ("\\:", " "), ("\\!", ""), ("\\ ", " "), ("\\$", "$"),
+    ("\\%", "%"), ("\\left", ""), ("\\right", ""),
 )
 
 _NUMBER = re.compile(
-    r"(?<![\w.])"                                   # not the tail of a word or of another number
-    r"(?P<num>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    # Not the tail of a word or number, not an exponent or index (`x^2`, `x^{2}`, `x_{2}`, `x**2`;
+    # `**85**` is bold, not a power).
+    r"(?<![\w.^])(?<!\^\{)(?<!\^ )(?<!_\{)(?<![\w)]\*\*)"
+    r"(?P<num>(?:\d{1,3}(?:,\d{3}(?!\d))+|\d{1,3}(?: \d{3}(?!\d))+|\d+)(?:\.\d+)?|\.\d+)"
     r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"       # 1e5, 2.5E-3
+    r"(?:[ \t]*(?:\^|\*\*)[ \t]*(?:\{[ \t]*(?P<pow>[-+]?\d{1,4})[ \t]*\}|(?P<pow2>[-+]?\d{1,4}))(?![\w{]|\.\d))?"
+    r"(?P<caret>[ \t]*\^|\*\*[ \t]*[-+]?\d)?"          # a power that is not a plain integer: refused
     r"(?:\s*/\s*(?P<den>\d+(?:\.\d+)?)(?![\d/]))?"  # 1/2 (but not dates like 1/2/2020)
     r"(?P<pct>\s*(?:%|percent\b|per\s*cent\b))?",
     re.IGNORECASE,
@@ -53,7 +75,8 @@ class Number:
 
 
 def normalise(text: str) -> str:
-    """Text with LaTeX number notation turned into plain notation."""
+    """Text in its canonical Unicode form (`_unicode.canonical`) with LaTeX number notation made plain."""
+    text = canonical(text)
     for old, new in _REPLACEMENTS:
         if old in text:
             text = text.replace(old, new)
@@ -63,14 +86,36 @@ def normalise(text: str) -> str:
     return text
 
 
+# The grouping rule on its own, for text handed to another reader (math-verify): `1 085` -> `1085`.
+_SPACE_GROUPS = re.compile(r"(?<![\w.,])\d{1,3}(?: \d{3}(?!\d))+")
+
+
+def plain_text(text: str) -> str:
+    """`text` in canonical Unicode with space-grouped digits joined (`1 085` -> `1085`), as this module reads them.
+
+    For readers that do not go through `numbers_in` (math_equivalence's math-verify),
+    so that they read the same number: math-verify reads `1 085` written with a
+    no-break space as 85.
+    """
+    text = canonical(text)
+    return _SPACE_GROUPS.sub(lambda m: m.group().replace(" ", ""), text) if " " in text else text
+
+
 def _value(match: re.Match) -> float | None:
-    num = match.group("num").replace(",", "")
+    if match.group("caret"):
+        return None
+    num = match.group("num").replace(",", "").replace(" ", "")
     if len(num) > _MAX_DIGITS:
         return None
     try:
         value = float(num)
         if match.group("exp"):
             value *= 10.0 ** int(match.group("exp"))
+        power = match.group("pow") or match.group("pow2")
+        if power is not None:
+            value = _power(value, int(power))
+            if value is None:
+                return None
         if match.group("den"):
             den = float(match.group("den"))
             if den == 0:
@@ -79,6 +124,14 @@ def _value(match: re.Match) -> float | None:
     except (ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
+
+
+def _power(base: float, exponent: int) -> float | None:
+    if base == 0:
+        return None if exponent < 0 else float(exponent == 0)
+    if abs(exponent * math.log10(abs(base))) > _MAX_DIGITS:
+        return None
+    return base ** exponent
 
 
 def _negative(text: str, start: int) -> bool:
@@ -96,11 +149,12 @@ def _negative(text: str, start: int) -> bool:
 def numbers_in(text: str) -> list[Number]:
     """Every number in `text` (already through `normalise`), in order."""
     found = []
-    for match in _NUMBER.finditer(text[-_MAX_SCAN:]):
+    text = text[-_MAX_SCAN:]
+    for match in _NUMBER.finditer(text):
         value = _value(match)
         if value is None:
             continue
-        if _negative(text[-_MAX_SCAN:], match.start()):
+        if _negative(text, match.start()):
             value = -value
         found.append(Number(value, match.start(), bool(match.group("pct"))))
     return found
@@ -111,7 +165,7 @@ def numbers_in(text: str) -> list[Number]:
 _ANNOUNCE = re.compile(
     r"####|\bfinal\s+answer\b\**\s*(?:is|was|[:=])?"
     r"|\banswer\b\**\s*(?:is|was|would\s+be|will\s+be|should\s+be|[:=])"
-    r"|^\s*A\s*:",
+    r"|^[ \t]*A[ \t]*:",  # [ \t], not \s: under MULTILINE `^\s*` rescans a run of newlines from every line
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -129,7 +183,7 @@ def answer_values(text: str, *, prefer_first_in_region: bool = True, fmt: Answer
     """
     if not text or not text.strip():
         return None
-    text = text[-_MAX_SCAN:]
+    text = canonical(text[-_MAX_SCAN:])
     for region in (fmt.tagged(text), _boxed(text)):
         if region is not None:
             inner = _boxed(region) if "\\boxed" in region or "\\fbox" in region else region

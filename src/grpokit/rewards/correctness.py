@@ -376,8 +376,9 @@ def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker:
         prediction = _prediction(text, fmt)
         if prediction is None:
             continue
+        prediction = _percent_as_written(_numbers.plain_text(prediction))
         for option in options:
-            pairs.append((_percent_as_written(option), _percent_as_written(prediction)))
+            pairs.append((_percent_as_written(_numbers.plain_text(option)), prediction))
             owners.append(row)
     try:
         verdicts = checker.get().check_many(pairs, timeout=timeout) if pairs else []
