@@ -45,9 +45,11 @@ _WRAP_TRAIL = "\"'`“”‘’«»)]}*_~$.,;:!?…%"
 
 def _bare(token: str) -> str:
     # A leading sign or point stays when a digit follows (-5, +5, .5): it is part of the number.
-    while token and (token[0] in _WRAP_LEAD or (token[0] in "-+." and not _number_follows(token, 1))):
-        token = token[1:]
-    return token.rstrip(_WRAP_TRAIL)
+    # An index, not token[1:] in a loop: that copies the token each time (quadratic on "-" * 100_000).
+    i = 0
+    while i < len(token) and (token[i] in _WRAP_LEAD or (token[i] in "-+." and not _number_follows(token, i + 1))):
+        i += 1
+    return token[i:].rstrip(_WRAP_TRAIL)
 
 
 def _number_follows(token: str, i: int) -> bool:
@@ -121,9 +123,11 @@ def chosen_letter(text: str, letters: str, fmt: AnswerFormat = DEFAULT) -> str |
         found = _lone_letter(region, cls)
         if found:
             return found
+    # Every gap is bounded ({0,12}): three unbounded \s* in a row made a run of
+    # whitespace after "answer is" cubic (20,000 newlines: minutes).
     phrase = re.compile(
-        r"(?:answer|option|choice)\b[^A-Za-z0-9\n]{0,12}(?:is|would\s+be|will\s+be|should\s+be|:)?"
-        r"\s*(?:option|choice)?\s*[(\[*\s]*(" + up + r")(?![A-Za-z])",
+        r"(?:answer|option|choice)\b[^A-Za-z0-9\n]{0,12}(?:is|would\s{1,12}be|will\s{1,12}be|should\s{1,12}be|:)?"
+        r"\s{0,12}(?:(?:option|choice)\s{0,12})?[(\[*\s]{0,12}(" + up + r")(?![A-Za-z])",
         re.IGNORECASE,
     )
     matches = [m for m in phrase.finditer(text) if m.group(1) in letters]

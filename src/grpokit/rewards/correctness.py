@@ -237,13 +237,12 @@ def _gold_numbers(gold: Any) -> list:
 
 def _found_number(text: str, take: str, fmt: AnswerFormat = DEFAULT):
     if take == "first":
-        found = _numbers.numbers_in(_numbers.normalise(text[:2000]))
-        return found[0] if found else None
+        return _numbers.first_number(_numbers.normalise(text[:2000]))
     if take == "line":
         line = next((line for line in text[:2000].splitlines() if line.strip()), "")
         result = _RESULT_MARK.split(line)[-1]
-        found = _numbers.numbers_in(_numbers.normalise(result)) or _numbers.numbers_in(_numbers.normalise(line))
-        return found[0] if found else None
+        found = _numbers.first_number(_numbers.normalise(result))
+        return found if found is not None else _numbers.first_number(_numbers.normalise(line))
     return _numbers.answer_values(text, fmt=fmt)
 
 

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 from grpokit.completions import prompt_text, texts
 from grpokit.rewards._bound import BatchReward, TextReward
+from grpokit.rewards._unicode import canonical
 from grpokit.rewards.answer_format import AnswerFormat
 from grpokit.rewards.registry import RewardConfigError, register
 
@@ -354,8 +355,17 @@ def repetition_penalty(n: int = 3, max_penalty: float = 1.0):
 
     Score = -max_penalty x (1 - distinct n-grams / total n-grams) over the
     lower-cased words, so text with no repeated word n-gram scores 0 and a
-    completion stuck in a loop approaches -max_penalty. Completions shorter
-    than n words score 0. Only the first 20,000 words are read.
+    completion stuck in a loop approaches -max_penalty. Counters do not make a
+    loop new: the score is the larger of that penalty and a second one over
+    the same words with every number (`1`, `2.5`, `3rd`, `step7`) and number
+    word (`one`, `twenty`, `second`) read as one word (a run of them as one),
+    where an n-gram costs only for each time it comes back after its 4th:
+    `hmm 1 hmm 2 hmm 3 ...` is the loop it reads as, while a numbered list of
+    distinct steps (its words differ) or a worked solution that repeats a
+    sentence shape a few times with other numbers is not. The text is read in its
+    canonical Unicode form, so zero-width characters, odd spaces or fullwidth
+    letters do not make a repeat look new. Completions shorter than n words
+    score 0. Only the first 20,000 words are read.
 
     Parameters: n (3), max_penalty (1.0; its size is used, so -1.0 as written
     in open-r1 configs also works; must be at most 1).
@@ -369,11 +379,47 @@ def repetition_penalty(n: int = 3, max_penalty: float = 1.0):
     return TextReward("repetition_penalty", _repetition_score, n=n, size=abs(float(max_penalty)))
 
 
+# A counter in any spelling: digits (with an ordinal ending), inside a word too (`step7`).
+_COUNTER_DIGITS = re.compile(r"\d+(?:st|nd|rd|th)?")
+_COUNTER = "0"
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
+)
+
+
+def _counters_masked(words: list[str]) -> list[str]:
+    # Every counter is one word, and a run of counters (`1 2 3`, `twenty one`) one word.
+    out: list[str] = []
+    for word in words:
+        token = _COUNTER_DIGITS.sub(_COUNTER, word) if not word.isalpha() else word
+        if token in _NUMBER_WORDS:
+            token = _COUNTER
+        if token == _COUNTER and out and out[-1] == _COUNTER:
+            continue
+        out.append(token)
+    return out
+
+
+# How often an n-gram may come back, counters masked, before it counts as a loop: GSM8K's
+# worked solutions repeat a sentence shape up to 4 times with other numbers ("The second
+# scroll is 4080 + 2040 = 6120 years old. The third scroll is ..."); a loop does so hundreds
+# of times. Measured on 300 GSM8K solutions: median and worst penalty unchanged (-0.05, -0.33).
+_FREE_REPEATS = 4
+
+
 def _repetition_score(text: str, n: int, size: float) -> float:
-    grams = _ngrams(_tokens(text), n)
+    words = _tokens(canonical(text[:_MAX_CHARS]))
+    grams = _ngrams(words, n)
     if not grams:
         return 0.0
-    return 0.0 - size * (1.0 - len(set(grams)) / len(grams))  # 0.0, never -0.0
+    repeated = 1.0 - len(set(grams)) / len(grams)
+    masked = _ngrams(_counters_masked(words), n)
+    if masked:
+        looped = sum(max(0, count - _FREE_REPEATS) for count in Counter(masked).values()) / len(masked)
+        repeated = max(repeated, looped)
+    return 0.0 - size * repeated  # 0.0, never -0.0
 
 
 # ------------------------------------------------------- language (script)
