@@ -40,21 +40,22 @@ _IN_WORD = re.compile(r"(?<=[^\W\d_])[.'’`-](?=[^\W\d_])")
 # LaTeX and money, sentence marks, `%` (50% is 50, as numeric_match reads it). Nothing else is
 # dropped: a symbol that belongs to a token (C++, C#, A+, 2^10, 1,5, 16-3) makes another answer.
 _WRAP_LEAD = "\"'`“”‘’«»([{*_~$"
-_WRAP_TRAIL = "\"'`“”‘’«»)]}*_~$.,;:!?…%"
+_WRAP_TRAIL = "”’»)]}$.,;:!?…%"
+# Marks that close a token only when they opened it (emphasis, straight quotes): **Paris** and
+# 'Paris' are Paris, but A* is not A and f' is not f. An answer wrapped whole in one loses it first.
+_EMPHASIS = "*_~'\"`"
+
+
+# Leading wrappers; a sign or point stays when a number follows it (-5, +5, .5, -.5).
+_LEAD = re.compile("(?:[" + re.escape(_WRAP_LEAD) + r"]|[-+.](?!\.?\d))*")
 
 
 def _bare(token: str) -> str:
-    # A leading sign or point stays when a digit follows (-5, +5, .5): it is part of the number.
-    # An index, not token[1:] in a loop: that copies the token each time (quadratic on "-" * 100_000).
-    i = 0
-    while i < len(token) and (token[i] in _WRAP_LEAD or (token[i] in "-+." and not _number_follows(token, i + 1))):
-        i += 1
-    return token[i:].rstrip(_WRAP_TRAIL)
-
-
-def _number_follows(token: str, i: int) -> bool:
-    rest = token[i : i + 2]
-    return rest[:1].isdigit() or (rest[:1] == "." and rest[1:2].isdigit())
+    # One anchored regex, not token[1:] in a loop, which copies the token each time
+    # (quadratic on "-" * 100_000).
+    lead = _LEAD.match(token).end()
+    trail = _WRAP_TRAIL + _EMPHASIS if any(c in _EMPHASIS for c in token[:lead]) else _WRAP_TRAIL
+    return token[lead:].rstrip(trail)
 
 
 def tokens(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool = True) -> list[str]:
@@ -64,7 +65,11 @@ def tokens(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool 
         text = text.casefold()
     if not ignore_punctuation:
         return text.split()
-    text = _IN_WORD.sub("", text)
+    text = _IN_WORD.sub("", text).strip()
+    i, j = 0, len(text)
+    while j - i > 1 and text[i] == text[j - 1] and text[i] in _EMPHASIS:  # indices: no copy per mark
+        i, j = i + 1, j - 1
+    text = text[i:j]
     return [t for t in (_bare(t) for t in text.split()) if t]
 
 

@@ -166,6 +166,20 @@ def numbers_in(text: str) -> list[Number]:
     return list(iter_numbers(text[-_MAX_SCAN:]))
 
 
+def last_number(text: str) -> Number | None:
+    """The last number in the last 20,000 characters of `text` (already through `normalise`).
+
+    Only the matches are listed; values are worked out from the end until one reads,
+    so a text of 10,000 numbers costs the scan, not 10,000 conversions.
+    """
+    text = text[-_MAX_SCAN:]
+    for match in reversed(list(_NUMBER.finditer(text))):
+        value = _value(match)
+        if value is not None:
+            return Number(-value if _negative(text, match.start()) else value, match.start(), bool(match.group("pct")))
+    return None
+
+
 def first_number(text: str) -> Number | None:
     """The first number in `text` (already through `normalise`); only the text up to it is read."""
     return next(iter_numbers(text[:_MAX_SCAN]), None)
@@ -200,16 +214,14 @@ def answer_values(text: str, *, prefer_first_in_region: bool = True, fmt: Answer
             inner = normalise((_boxed(region) if "\\boxed" in region or "\\fbox" in region else region) or "")
             if prefer_first_in_region:
                 return first_number(inner)
-            numbers = numbers_in(inner)
-            return numbers[-1] if numbers else None
+            return last_number(inner)
     clean = normalise(text)
     announcements = list(_ANNOUNCE.finditer(clean))
     if announcements:
         found = first_number(clean[announcements[-1].end() :][:200])
         if found is not None:
             return found
-    numbers = numbers_in(clean)
-    return numbers[-1] if numbers else None
+    return last_number(clean)
 
 
 def _boxed(text: str) -> str | None:
