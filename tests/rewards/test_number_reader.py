@@ -126,6 +126,16 @@ def test_exact_match_never_pays_a_prefix_before_a_symbol(suffix):
             assert exact(["**" + gold + "**"], answer=[gold]) == [1.0]
 
 
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_contains_answer_finds_whole_tokens_only(suffix):
+    contains = get("contains_answer")
+    for base in BASES:
+        gold = base + suffix
+        assert contains([f"I would say {gold} here"], answer=[base]) == [0.0], (gold, base)
+        assert contains([f"I would say {base} here"], answer=[gold]) == [0.0], (base, gold)
+        assert contains([f"I would say ({gold}) here."], answer=[gold]) == [1.0], gold
+
+
 @pytest.mark.parametrize("answer,gold,params,expected,why", [
     ("C", "C++", {}, 0.0, "issue case"), ("C", "C#", {}, 0.0, "issue case"), ("A", "A+", {}, 0.0, "issue case"),
     ("210", "2^10", {}, 0.0, "issue case"), ("15", "1,5", {}, 0.0, "issue case"),

@@ -470,7 +470,7 @@ def contains_answer(case_sensitive: bool = False, column: str = "answer"):
     A lenient check for free-form answers: both sides are normalised as in
     `exact_match` (punctuation, thousands separators and, unless
     `case_sensitive`, case ignored) and the gold must appear with boundaries
-    around it, so `4` is not found in `42` or `3.4`. Easy to game by listing
+    around it, so `4` is not found in `42` or `3.4`, nor `C` in `C++`. Easy to game by listing
     many answers: pair it with a format or length reward.
 
     Reads the `answer` column (or `column`); a list cell holds several acceptable
@@ -489,7 +489,9 @@ def _contains_score(text: str, gold: Any, case_sensitive: bool) -> float | None:
     haystack = _answers.normalise(text[-100_000:], case_sensitive=case_sensitive)
     for g in golds:
         needle = _answers.normalise(g, case_sensitive=case_sensitive)
-        if needle and re.search(r"(?<![\w.])" + re.escape(needle) + r"(?!\w|[.,/]\d)", haystack):
+        # Whole tokens only (both sides are normalised tokens joined by spaces): 4 is not in 42 or
+        # 3.4, and C is not in C++.
+        if needle and re.search(r"(?<!\S)" + re.escape(needle) + r"(?!\S)", haystack):
             return 1.0
     return 0.0
 
