@@ -187,3 +187,10 @@ def _timed(reward, text, columns) -> float:
     start = time.perf_counter()
     reward([text], **columns)
     return time.perf_counter() - start
+
+
+def test_restated_expression_reads_the_canonical_line():
+    # Fullwidth digits, a minus sign and an invisible mark spell the same expression.
+    reward = get("restated_expression")
+    texts = ["４７ + ３８ = 85", "47 − 3 = 44", "4\u200b7 + 38 = 85", "47 + 380 = 427"]
+    assert reward(texts, expression=["47 + 38", "47 - 3", "47 + 38", "47 + 38"]) == [1.0, 1.0, 1.0, 0.0]
