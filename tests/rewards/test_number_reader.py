@@ -179,14 +179,15 @@ def test_hostile_text_reads_in_under_a_tenth_of_a_second(piece):
         for prefix in PREFIXES:
             text = (prefix + piece * (100_000 // len(piece)))[:100_000] + "</answer>"
             columns = {} if gold is None else {"answer": [gold]}
-            best = min(_timed(reward, text, columns) for _ in range(3))  # the machine is shared: best of 3
+            best = min(_timed(reward, text, columns) for _ in range(3))
             assert best < 0.1, (name, piece, prefix, best)
 
 
 def _timed(reward, text, columns) -> float:
-    start = time.perf_counter()
+    # CPU time of this process, best of 3: the work done, not how busy a shared machine is.
+    start = time.process_time()
     reward([text], **columns)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def test_restated_expression_reads_the_canonical_line():
