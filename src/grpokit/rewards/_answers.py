@@ -70,7 +70,8 @@ def tokens(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool 
     while j - i > 1 and text[i] == text[j - 1] and text[i] in _EMPHASIS:  # indices: no copy per mark
         i, j = i + 1, j - 1
     text = text[i:j]
-    return [t for t in (_bare(t) for t in text.split()) if t]
+    # Most tokens are plain words or numbers and need no stripping.
+    return [t for t in (t if t.isalnum() else _bare(t) for t in text.split()) if t]
 
 
 def normalise(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool = True,

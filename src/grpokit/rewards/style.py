@@ -379,27 +379,24 @@ def repetition_penalty(n: int = 3, max_penalty: float = 1.0):
     return TextReward("repetition_penalty", _repetition_score, n=n, size=abs(float(max_penalty)))
 
 
-# A counter in any spelling: digits (with an ordinal ending), inside a word too (`step7`).
-_COUNTER_DIGITS = re.compile(r"\d+(?:st|nd|rd|th)?")
-_COUNTER = "0"
-_NUMBER_WORDS = frozenset(
+# A counter in any spelling: digits (with an ordinal ending), inside a word too (`step7`), or a
+# number word; a run of counters (`1 2 3`, `twenty one`, `2.5`) is one counter.
+_NUMBER_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
-)
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"
+).split()
+_COUNTER = re.compile(r"\d+(?:st|nd|rd|th)?|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
+_COUNTER_RUN = re.compile(r"\b0(?:\W+0\b)+")
 
 
-def _counters_masked(words: list[str]) -> list[str]:
-    # Every counter is one word, and a run of counters (`1 2 3`, `twenty one`) one word.
-    out: list[str] = []
-    for word in words:
-        token = _COUNTER_DIGITS.sub(_COUNTER, word) if not word.isalpha() else word
-        if token in _NUMBER_WORDS:
-            token = _COUNTER
-        if token == _COUNTER and out and out[-1] == _COUNTER:
-            continue
-        out.append(token)
-    return out
+def _counters_masked(lowered: str) -> str:
+    """Lower-cased text with every counter written `0`, and each run of counters one `0`."""
+    return _COUNTER_RUN.sub("0", _COUNTER.sub("0", lowered))
+
+
+def _grams(words: list[str], n: int) -> list[tuple[str, ...]]:
+    return list(zip(*(words[i:] for i in range(n))))
 
 
 # How often an n-gram may come back, counters masked, before it counts as a loop: GSM8K's
@@ -410,15 +407,17 @@ _FREE_REPEATS = 4
 
 
 def _repetition_score(text: str, n: int, size: float) -> float:
-    words = _tokens(canonical(text[:_MAX_CHARS]))
-    grams = _ngrams(words, n)
+    lowered = canonical(text[:_MAX_CHARS]).lower()
+    grams = _grams(_WORD.findall(lowered)[:_MAX_TOKENS], n)
     if not grams:
         return 0.0
     repeated = 1.0 - len(set(grams)) / len(grams)
-    masked = _ngrams(_counters_masked(words), n)
-    if masked:
-        looped = sum(max(0, count - _FREE_REPEATS) for count in Counter(masked).values()) / len(masked)
-        repeated = max(repeated, looped)
+    masked_text = _counters_masked(lowered)
+    if masked_text != lowered:
+        masked = _grams(_WORD.findall(masked_text)[:_MAX_TOKENS], n)
+        if masked:
+            excess = sum(count - _FREE_REPEATS for count in Counter(masked).values() if count > _FREE_REPEATS)
+            repeated = max(repeated, excess / len(masked))
     return 0.0 - size * repeated  # 0.0, never -0.0
 
 

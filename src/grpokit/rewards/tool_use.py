@@ -34,6 +34,8 @@ def _messages(completion: Any) -> list[dict]:
 
 
 def _tool_outputs(completion: Any) -> list[str]:
+    if isinstance(completion, str):
+        return []
     return [str(m.get("content", "")) for m in _messages(completion) if m.get("role") == "tool"]
 
 
@@ -110,9 +112,12 @@ def call_outcomes(completion: Any) -> list[str]:
     or code that only shows literals (`print(1)`, `pass`), or a bare number for
     the calculator. worked: every other call.
     """
+    outputs = _tool_outputs(completion)
+    if not outputs:
+        return []
     outcomes = []
     calls = _calls(completion)
-    for i, output in enumerate(_tool_outputs(completion)):
+    for i, output in enumerate(outputs):
         call = calls[i] if i < len(calls) else {}
         tree = _code_tree(call)
         if output.startswith(_ERROR_PREFIXES) or _PRINTED_ERROR.search(output[:20_000]) \
