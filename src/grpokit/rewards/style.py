@@ -381,18 +381,24 @@ def repetition_penalty(n: int = 3, max_penalty: float = 1.0):
 
 # A counter in any spelling: digits (with an ordinal ending), inside a word too (`step7`), or a
 # number word; a run of counters (`1 2 3`, `twenty one`, `2.5`) is one counter.
-_NUMBER_WORDS = (
+_NUMBER_WORDS = frozenset((
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
     "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth"
-).split()
-_COUNTER = re.compile(r"\d+(?:st|nd|rd|th)?|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
-_COUNTER_RUN = re.compile(r"\b0(?:\W+0\b)+")
+).split())
+_DIGITS = re.compile(r"\d+(?:st|nd|rd|th)?")
 
 
-def _counters_masked(lowered: str) -> str:
-    """Lower-cased text with every counter written `0`, and each run of counters one `0`."""
-    return _COUNTER_RUN.sub("0", _COUNTER.sub("0", lowered))
+def _counter(word: str) -> str:
+    if word.isdigit() or word in _NUMBER_WORDS:
+        return "0"
+    return _DIGITS.sub("0", word)
+
+
+def _counters_masked(words: list[str]) -> list[str]:
+    """The words with every counter written `0`, and each run of counters one `0`."""
+    masked = [w if w.isalpha() and w not in _NUMBER_WORDS else _counter(w) for w in words]
+    return [w for w, before in zip(masked, ["", *masked]) if w != "0" or before != "0"]
 
 
 def _grams(words: list[str], n: int) -> list[tuple[str, ...]]:
@@ -407,14 +413,15 @@ _FREE_REPEATS = 4
 
 
 def _repetition_score(text: str, n: int, size: float) -> float:
-    lowered = canonical(text[:_MAX_CHARS]).lower()
-    grams = _grams(_WORD.findall(lowered)[:_MAX_TOKENS], n)
+    words = _WORD.findall(canonical(text[:_MAX_CHARS]).lower())[:_MAX_TOKENS]
+    grams = _grams(words, n)
     if not grams:
         return 0.0
     repeated = 1.0 - len(set(grams)) / len(grams)
-    masked_text = _counters_masked(lowered)
-    if masked_text != lowered:
-        masked = _grams(_WORD.findall(masked_text)[:_MAX_TOKENS], n)
+    words = _counters_masked(words)
+    # Under _FREE_REPEATS + 1 counters no n-gram holding one can come back often enough to cost.
+    if words.count("0") > _FREE_REPEATS:
+        masked = _grams(words, n)
         if masked:
             excess = sum(count - _FREE_REPEATS for count in Counter(masked).values() if count > _FREE_REPEATS)
             repeated = max(repeated, excess / len(masked))
