@@ -395,10 +395,11 @@ def _counter(word: str) -> str:
     return _DIGITS.sub("0", word)
 
 
-def _counters_masked(words: list[str]) -> list[str]:
-    """The words with every counter written `0`, and each run of counters one `0`."""
+def _counters_masked(words: list[str]) -> tuple[list[str], int]:
+    """The words with every counter written `0` and each run of counters one `0`; how many words held one."""
     masked = [w if w.isalpha() and w not in _NUMBER_WORDS else _counter(w) for w in words]
-    return [w for w, before in zip(masked, ["", *masked]) if w != "0" or before != "0"]
+    counters = sum(m != w or m == "0" for m, w in zip(masked, words))
+    return [w for w, before in zip(masked, ["", *masked]) if w != "0" or before != "0"], counters
 
 
 def _grams(words: list[str], n: int) -> list[tuple[str, ...]]:
@@ -418,10 +419,10 @@ def _repetition_score(text: str, n: int, size: float) -> float:
     if not grams:
         return 0.0
     repeated = 1.0 - len(set(grams)) / len(grams)
-    words = _counters_masked(words)
+    masked_words, counters = _counters_masked(words)
     # Under _FREE_REPEATS + 1 counters no n-gram holding one can come back often enough to cost.
-    if words.count("0") > _FREE_REPEATS:
-        masked = _grams(words, n)
+    if counters > _FREE_REPEATS:
+        masked = _grams(masked_words, n)
         if masked:
             excess = sum(count - _FREE_REPEATS for count in Counter(masked).values() if count > _FREE_REPEATS)
             repeated = max(repeated, excess / len(masked))
