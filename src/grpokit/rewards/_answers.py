@@ -44,6 +44,7 @@ _WRAP_TRAIL = "”’»)]}$.,;:!?…%"
 # Marks that close a token only when they opened it (emphasis, straight quotes): **Paris** and
 # 'Paris' are Paris, but A* is not A and f' is not f. An answer wrapped whole in one loses it first.
 _EMPHASIS = "*_~'\"`"
+_EMPHASIS_SET = frozenset(_EMPHASIS)
 
 
 # Leading wrappers; a sign or point stays when a number follows it (-5, +5, .5, -.5).
@@ -54,8 +55,8 @@ def _bare(token: str) -> str:
     # One anchored regex, not token[1:] in a loop, which copies the token each time
     # (quadratic on "-" * 100_000).
     lead = _LEAD.match(token).end()
-    trail = _WRAP_TRAIL + _EMPHASIS if any(c in _EMPHASIS for c in token[:lead]) else _WRAP_TRAIL
-    return token[lead:].rstrip(trail)
+    opened = lead and not _EMPHASIS_SET.isdisjoint(token[:lead])
+    return token[lead:].rstrip(_WRAP_TRAIL + _EMPHASIS if opened else _WRAP_TRAIL)
 
 
 def tokens(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool = True) -> list[str]:
@@ -71,7 +72,7 @@ def tokens(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool 
         i, j = i + 1, j - 1
     text = text[i:j]
     # Most tokens are plain words or numbers and need no stripping.
-    return [t for t in (t if t.isalnum() else _bare(t) for t in text.split()) if t]
+    return [t for t in [t if t.isalnum() else _bare(t) for t in text.split()] if t]
 
 
 def normalise(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool = True,
