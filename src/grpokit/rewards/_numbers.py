@@ -52,11 +52,12 @@ _REPLACEMENTS = (
 _NUMBER = re.compile(
     # Not the tail of a word or number, not an exponent or index (`x^2`, `x^{2}`, `x_{2}`, `x**2`;
     # `**85**` is bold, not a power).
-    r"(?<![\w.^])(?<!\^\{)(?<!\^ )(?<!_\{)(?<![\w)]\*\*)"
-    r"(?P<num>(?:\d{1,3}(?:,\d{3}(?!\d))+|\d{1,3}(?: \d{3}(?!\d))+|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?<![\w.^])(?<![\^_]\{)(?<!\^ )(?<![\w)]\*\*)"
+    r"(?P<num>(?:\d{1,3}(?:(?:,\d{3}(?!\d))+|(?: \d{3}(?!\d))+)|\d+)(?:\.\d+)?|\.\d+)"
     r"(?:[eE](?P<exp>[-+]?\d{1,3})(?![\w]))?"       # 1e5, 2.5E-3
+    r"(?:(?=[ \t]*[\^*])"  # only where a power sign follows: the common number pays one lookahead
     r"(?:[ \t]*(?:\^|\*\*)[ \t]*(?:\{[ \t]*(?P<pow>[-+]?\d{1,4})[ \t]*\}|(?P<pow2>[-+]?\d{1,4}))(?![\w{]|\.\d))?"
-    r"(?P<caret>[ \t]*\^|\*\*[ \t]*[-+]?\d)?"          # a power that is not a plain integer: refused
+    r"(?P<caret>[ \t]*\^|\*\*[ \t]*[-+]?\d)?)?"          # a power that is not a plain integer: refused
     r"(?:\s*/\s*(?P<den>\d+(?:\.\d+)?)(?![\d/]))?"  # 1/2 (but not dates like 1/2/2020)
     r"(?P<pct>\s*(?:%|percent\b|per\s*cent\b))?",
     re.IGNORECASE,
@@ -106,25 +107,26 @@ def plain_text(text: str) -> str:
 
 
 def _value(match: re.Match) -> float | None:
-    if match.group("caret"):
+    num, exp, pow1, pow2, caret, den = match.group("num", "exp", "pow", "pow2", "caret", "den")
+    if caret:
         return None
-    num = match.group("num").replace(",", "").replace(" ", "")
+    num = num.replace(",", "").replace(" ", "")
     if len(num) > _MAX_DIGITS:
         return None
     try:
         value = float(num)
-        if match.group("exp"):
-            value *= 10.0 ** int(match.group("exp"))
-        power = match.group("pow") or match.group("pow2")
+        if exp:
+            value *= 10.0 ** int(exp)
+        power = pow1 or pow2
         if power is not None:
             value = _power(value, int(power))
             if value is None:
                 return None
-        if match.group("den"):
-            den = float(match.group("den"))
-            if den == 0:
+        if den:
+            divisor = float(den)
+            if divisor == 0:
                 return None
-            value /= den
+            value /= divisor
     except (ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
