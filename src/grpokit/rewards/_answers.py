@@ -8,9 +8,8 @@ model output.
 from __future__ import annotations
 
 import re
-import string
-import unicodedata
 
+from grpokit.rewards._unicode import canonical
 from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
 
 _MAX_TEXT = 100_000
@@ -35,41 +34,65 @@ def gold_options(gold) -> list[str] | None:
     return options or None
 
 
-_PUNCT_CHARS = string.punctuation + "“”‘’«»…–—"
-_PUNCT = re.compile("[" + re.escape(_PUNCT_CHARS) + "]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# Between two letters these are spelling, not meaning: U.S. = US, don't = dont, well-known = wellknown.
+_IN_WORD = re.compile(r"(?<=[^\W\d_])[.'’`-](?=[^\W\d_])")
+# Punctuation that only wraps a token or ends a sentence: quotes, brackets, emphasis, `$` of
+# LaTeX and money, sentence marks, `%` (50% is 50, as numeric_match reads it). Nothing else is
+# dropped: a symbol that belongs to a token (C++, C#, A+, 2^10, 1,5, 16-3) makes another answer.
+_WRAP_LEAD = "\"'`“”‘’«»([{*_~$"
+_WRAP_TRAIL = "”’»)]}$.,;:!?…%"
+# Marks that close a token only when they opened it (emphasis, straight quotes): **Paris** and
+# 'Paris' are Paris, but A* is not A and f' is not f. An answer wrapped whole in one loses it first.
+_EMPHASIS = "*_~'\"`"
+_EMPHASIS_SET = frozenset(_EMPHASIS)
 
 
-def _drop_punctuation(match: re.Match) -> str:
-    # Punctuation that changes a number's meaning stays: 3.5 is not 35,
-    # 1/2 is not 12, -5 is not 5.
-    ch, text, i = match.group(), match.string, match.start()
-    before, after = text[i - 1 : i], text[i + 1 : i + 2]
-    if ch in "./:" and before.isdigit() and after.isdigit():
-        return ch
-    if ch in "-+" and after.isdigit() and not before.isalnum():
-        return ch
-    return ""
+# Leading wrappers; a sign or point stays when a number follows it (-5, +5, .5, -.5).
+_LEAD = re.compile("(?:[" + re.escape(_WRAP_LEAD) + r"]|[-+.](?!\.?\d))*")
+
+
+def _bare(token: str) -> str:
+    # One anchored regex, not token[1:] in a loop, which copies the token each time
+    # (quadratic on "-" * 100_000).
+    lead = _LEAD.match(token).end()
+    opened = lead and not _EMPHASIS_SET.isdisjoint(token[:lead])
+    return token[lead:].rstrip(_WRAP_TRAIL + _EMPHASIS if opened else _WRAP_TRAIL)
+
+
+def tokens(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool = True) -> list[str]:
+    """The answer's tokens (whitespace-separated), as `normalise` compares them."""
+    text = _THOUSANDS.sub("", canonical(text))
+    if not case_sensitive:
+        text = text.casefold()
+    if not ignore_punctuation:
+        return text.split()
+    text = _IN_WORD.sub("", text).strip()
+    i, j = 0, len(text)
+    while j - i > 1 and text[i] == text[j - 1] and text[i] in _EMPHASIS:  # indices: no copy per mark
+        i, j = i + 1, j - 1
+    text = text[i:j]
+    # Most tokens are plain words or numbers and need no stripping.
+    return [t for t in [t if t.isalnum() else _bare(t) for t in text.split()] if t]
 
 
 def normalise(text: str, *, case_sensitive: bool = False, ignore_punctuation: bool = True,
               ignore_whitespace: bool = False) -> str:
-    """Text for comparison.
+    """Text for comparison: its tokens, joined by one space (or by nothing with `ignore_whitespace`).
 
-    Always: Unicode NFKC, thousands separators dropped (`1,000` -> `1000`),
-    whitespace runs collapsed, ends stripped. Then: case folded unless
-    `case_sensitive`; punctuation removed when `ignore_punctuation` (except
-    where it is part of a number: `3.5`, `1/2`, `-5`); all whitespace removed
-    when `ignore_whitespace`.
+    Always: the canonical Unicode form (`_unicode.canonical`: NFKC, every dash a
+    `-`, every space kind a space, zero-width characters gone), thousands
+    separators dropped (`1,000` -> `1000`), whitespace runs collapsed, ends
+    stripped. Then: case folded unless `case_sensitive`. With
+    `ignore_punctuation`, each token loses the punctuation that only wraps or
+    ends it (quotes, brackets, `**`, `$`, a final `.`/`,`/`!`/`?`, `%`) and the
+    `.`/`'`/`-` between two letters (U.S. = US); every other symbol stays, since
+    it makes a different answer: `C++` is not `C`, `A+` not `A`, `2^10` not
+    `210`, `1,5` not `15`, `3.5` not `35`, `-5` not `5`. With
+    `ignore_whitespace` the tokens are joined with nothing (`1 000` = `1000`).
     """
-    text = unicodedata.normalize("NFKC", text)
-    text = _THOUSANDS.sub("", text)
-    if not case_sensitive:
-        text = text.casefold()
-    if ignore_punctuation:
-        text = _PUNCT.sub(_drop_punctuation, text)
-    text = "".join(text.split()) if ignore_whitespace else " ".join(text.split())
-    return text
+    parts = tokens(text, case_sensitive=case_sensitive, ignore_punctuation=ignore_punctuation)
+    return ("" if ignore_whitespace else " ").join(parts)
 
 
 # ------------------------------------------------------------ multiple choice
@@ -84,7 +107,7 @@ def gold_letter(gold, letters: str) -> str | None:
         return None
     if isinstance(gold, int):
         return letters[gold] if 0 <= gold < len(letters) else None
-    text = str(gold).strip()
+    text = canonical(str(gold)).strip()
     if "####" in text:
         text = text.rsplit("####", 1)[1].strip()
     match = re.match(r"^[(\[*\s]*(" + choice_pattern(letters) + r")(?![A-Za-z])", text)
@@ -100,7 +123,7 @@ def chosen_letter(text: str, letters: str, fmt: AnswerFormat = DEFAULT) -> str |
     bracketed or bolded letter "(C)" / "**C**". A bare capital in a sentence
     ("A good start") never counts.
     """
-    text = text[-_MAX_TEXT:]
+    text = canonical(text[-_MAX_TEXT:])
     cls = choice_pattern(letters)
     up = "[" + re.escape(letters) + "]"
     region = fmt.marked(text)
@@ -108,9 +131,11 @@ def chosen_letter(text: str, letters: str, fmt: AnswerFormat = DEFAULT) -> str |
         found = _lone_letter(region, cls)
         if found:
             return found
+    # Every gap is bounded ({0,12}): three unbounded \s* in a row made a run of
+    # whitespace after "answer is" cubic (20,000 newlines: minutes).
     phrase = re.compile(
-        r"(?:answer|option|choice)\b[^A-Za-z0-9\n]{0,12}(?:is|would\s+be|will\s+be|should\s+be|:)?"
-        r"\s*(?:option|choice)?\s*[(\[*\s]*(" + up + r")(?![A-Za-z])",
+        r"(?:answer|option|choice)\b[^A-Za-z0-9\n]{0,12}(?:is|would\s{1,12}be|will\s{1,12}be|should\s{1,12}be|:)?"
+        r"\s{0,12}(?:(?:option|choice)\s{0,12})?[(\[*\s]{0,12}(" + up + r")(?![A-Za-z])",
         re.IGNORECASE,
     )
     # The phrase has several quantifiers that all take whitespace in a row; on a long run of

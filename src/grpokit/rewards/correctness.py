@@ -266,13 +266,12 @@ def _gold_numbers(gold: Any) -> list:
 
 def _found_number(text: str, take: str, fmt: AnswerFormat = DEFAULT):
     if take == "first":
-        found = _numbers.numbers_in(_numbers.normalise(text[:2000]))
-        return found[0] if found else None
+        return _numbers.first_number(_numbers.normalise(text[:2000]))
     if take == "line":
         line = next((line for line in text[:2000].splitlines() if line.strip()), "")
         result = _RESULT_MARK.split(line)[-1]
-        found = _numbers.numbers_in(_numbers.normalise(result)) or _numbers.numbers_in(_numbers.normalise(line))
-        return found[0] if found else None
+        found = _numbers.first_number(_numbers.normalise(result))
+        return found if found is not None else _numbers.first_number(_numbers.normalise(line))
     return _numbers.answer_values(text, fmt=fmt)
 
 
@@ -405,8 +404,9 @@ def _math_batch(completions, kwargs: dict, column: str, timeout: float, checker:
         prediction = _prediction(text, fmt)
         if prediction is None:
             continue
+        prediction = _percent_as_written(_numbers.plain_text(prediction))
         for option in options:
-            pairs.append((_percent_as_written(option), _percent_as_written(prediction)))
+            pairs.append((_percent_as_written(_numbers.plain_text(option)), prediction))
             owners.append(row)
     try:
         verdicts = checker.get().check_many(pairs, timeout=timeout) if pairs else []
@@ -499,7 +499,7 @@ def contains_answer(case_sensitive: bool = False, column: str = "answer"):
     A lenient check for free-form answers: both sides are normalised as in
     `exact_match` (punctuation, thousands separators and, unless
     `case_sensitive`, case ignored) and the gold must appear with boundaries
-    around it, so `4` is not found in `42` or `3.4`. Easy to game by listing
+    around it, so `4` is not found in `42` or `3.4`, nor `C` in `C++`. Easy to game by listing
     many answers: pair it with a format or length reward.
 
     Reads the `answer` column (or `column`); a list cell holds several acceptable
@@ -518,7 +518,9 @@ def _contains_score(text: str, gold: Any, case_sensitive: bool) -> float | None:
     haystack = _answers.normalise(text[-100_000:], case_sensitive=case_sensitive)
     for g in golds:
         needle = _answers.normalise(g, case_sensitive=case_sensitive)
-        if needle and re.search(r"(?<![\w.])" + re.escape(needle) + r"(?!\w|[.,/]\d)", haystack):
+        # Whole tokens only (both sides are normalised tokens joined by spaces): 4 is not in 42 or
+        # 3.4, and C is not in C++.
+        if needle and re.search(r"(?<!\S)" + re.escape(needle) + r"(?!\S)", haystack):
             return 1.0
     return 0.0
 

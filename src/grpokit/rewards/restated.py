@@ -14,6 +14,7 @@ from grpokit.completions import texts
 from grpokit.rewards.correctness import _check_column, _golds
 from grpokit.rewards.registry import RewardConfigError, register
 from grpokit.rewards._bound import BatchReward
+from grpokit.rewards._unicode import canonical
 
 _SPACES = re.compile(r"\s+")
 
@@ -25,7 +26,8 @@ def restated_expression(column: str = "expression", then: str = "=", either_orde
     For prompts that ask for a computation in words: the model is paid for
     stating what it computes (`Find the total of 47 and 38.` -> `47 + 38 = 85`)
     before its answer, the shape on which a small model already adds well.
-    Spacing is ignored (`47+38=` counts); with `either_order` (default true) the
+    Spacing is ignored (`47+38=` counts), and the line is read in its canonical
+    Unicode form (fullwidth digits, any minus sign); with `either_order` (default true) the
     two sides of a single `+` or `*` may be swapped (`38 + 47 =`). The
     expression must come first on the line, so copying it after an answer
     earns nothing. Pair it with a correctness reward at a higher weight: on its
@@ -70,7 +72,7 @@ def _score(completions, kwargs: dict, column: str, then: str, either_order: bool
         if expression is None or not str(expression).strip():
             out.append(None)
             continue
-        first_line = _compact(text.lstrip().split("\n", 1)[0])
+        first_line = _compact(canonical(text.lstrip().split("\n", 1)[0][:10_000]))
         starts = (form + then for form in _forms(str(expression), either_order))
         out.append(1.0 if any(first_line.startswith(prefix) for prefix in starts) else 0.0)
     return out

@@ -10,12 +10,21 @@ output into an early turn, or the tool output itself, is never what gets scored.
 """
 from __future__ import annotations
 
+import ast
+import json
+import re
 from typing import Any
 
 from grpokit.rewards._bound import BatchReward
 from grpokit.rewards.registry import RewardConfigError, register
 
 _ERROR_PREFIX = "{'error':"  # str() of the dict TRL's tool loop puts in a failed call's message
+_ERROR_PREFIXES = (_ERROR_PREFIX, '{"error":')
+# Error text a program printed itself (a caught exception shown with traceback.print_exc(),
+# repr(e) or `f"{type(e).__name__}: {e}"`): the call failed, whatever its status says.
+_PRINTED_ERROR = re.compile(r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b")
+# What a call that did nothing shows: the python tool's "(no output)", or nothing at all.
+_NO_OUTPUT = ("", "(no output)")
 
 
 def _messages(completion: Any) -> list[dict]:
@@ -25,6 +34,8 @@ def _messages(completion: Any) -> list[dict]:
 
 
 def _tool_outputs(completion: Any) -> list[str]:
+    if isinstance(completion, str):
+        return []
     return [str(m.get("content", "")) for m in _messages(completion) if m.get("role") == "tool"]
 
 
@@ -33,7 +44,101 @@ def call_count(completion: Any) -> int:
 
 
 def failed_calls(completion: Any) -> int:
-    return sum(out.startswith(_ERROR_PREFIX) for out in _tool_outputs(completion))
+    """Calls whose tool message is TRL's error dict (the tool raised)."""
+    return sum(out.startswith(_ERROR_PREFIXES) for out in _tool_outputs(completion))
+
+
+def _calls(completion: Any) -> list[dict]:
+    """Every tool call the assistant made, in order (each TRL tool message answers one, in this order)."""
+    calls = []
+    for m in _messages(completion):
+        if m.get("role") == "assistant":
+            calls.extend(c for c in (m.get("tool_calls") or []) if isinstance(c, dict))
+    return calls
+
+
+def _arguments(call: dict) -> dict:
+    function = call.get("function") if isinstance(call.get("function"), dict) else call
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return {}
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def _code_tree(call: dict) -> ast.Module | None:
+    code = _arguments(call).get("code")
+    if not isinstance(code, str):
+        return None
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the tool reports it as an error of its own
+
+
+def _catches(tree: ast.Module) -> bool:
+    # The tool reports an exception as a failed call; code that catches one only hides it from this reward.
+    return any(isinstance(node, ast.ExceptHandler) for node in ast.walk(tree))
+
+
+def _literal_only(tree: ast.Module) -> bool:
+    """Code that computes nothing: `pass`, bare literals, print() of literals (`print(1)`, `print("ok")`)."""
+    def literal(node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) or (isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant))
+
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Pass):
+            continue
+        if not isinstance(stmt, ast.Expr):
+            return False
+        value = stmt.value
+        if literal(value):
+            continue
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print"
+                and all(literal(a) for a in value.args) and all(literal(k.value) for k in value.keywords)):
+            continue
+        return False
+    return True
+
+
+def call_outcomes(completion: Any) -> list[str]:
+    """Each call that ran, in order, as `failed`, `idle` (did nothing) or `worked`.
+
+    failed: the tool raised (TRL's error dict), the output shows error text the
+    program printed itself (a traceback, `ZeroDivisionError`), or the code catches
+    exceptions (try/except), which hides a failure from the tool. idle: no output,
+    or code that only shows literals (`print(1)`, `pass`), or a bare number for
+    the calculator. worked: every other call.
+    """
+    outputs = _tool_outputs(completion)
+    if not outputs:
+        return []
+    outcomes = []
+    calls = _calls(completion)
+    for i, output in enumerate(outputs):
+        call = calls[i] if i < len(calls) else {}
+        tree = _code_tree(call)
+        if output.startswith(_ERROR_PREFIXES) or _PRINTED_ERROR.search(output[:20_000]) \
+                or (tree is not None and _catches(tree)):
+            outcomes.append("failed")
+        elif output.strip() in _NO_OUTPUT or (tree is not None and _literal_only(tree)) or _bare_number(call):
+            outcomes.append("idle")
+        else:
+            outcomes.append("worked")
+    return outcomes
+
+
+def _bare_number(call: dict) -> bool:
+    expression = _arguments(call).get("expression")
+    if not isinstance(expression, str):
+        return False
+    try:
+        float(expression.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def ended_on_unanswered_call(completion: Any) -> bool:
@@ -59,21 +164,37 @@ def final_message(completion: Any) -> Any:
 def _success(completions, kwargs, no_call_score):
     scores = []
     for completion in completions:
-        outputs = _tool_outputs(completion)
-        if not outputs:
-            scores.append(no_call_score)
+        outcomes = call_outcomes(completion)
+        if "failed" in outcomes:
+            scores.append(0.0)
+        elif "worked" in outcomes:
+            scores.append(1.0)
         else:
-            scores.append(1.0 - failed_calls(completion) / len(outputs))
+            scores.append(no_call_score)  # no call, or only calls that did nothing
     return scores
 
 
 @register("tool_call_success", family="tools")
 def tool_call_success(no_call_score: float | None = 0.0):
-    """Share of the episode's tool calls that ran without an error (1.0 = every call worked).
+    """1.0 when the episode's tool calls worked, 0.0 when any of them failed: one verdict per episode.
 
-    Reads the tool messages of a multi-turn completion (runs with `tools:`). An episode
-    that made no call scores `no_call_score` (default 0.0, so the reward also asks
-    for the tool to be used; None leaves such episodes out).
+    Reads the tool messages of a multi-turn completion (runs with `tools:`). Scored
+    per episode, not per call, so that more calls can never raise it: a share of
+    calls that worked would pay a failed call padded with `print(1)` calls 0.75.
+
+    - A call failed when the tool raised (TRL shows `{'error': ...}`), when its
+      output shows error text the program printed itself (a traceback,
+      `ZeroDivisionError: ...`), or when its code catches exceptions
+      (`try/except`): the tool already reports a failure, so catching one only
+      hides it. Any failed call makes the episode 0.0, even if a later call
+      worked (a recovered answer is the correctness reward's to pay).
+    - A call did nothing when it showed no output, ran code that only shows
+      literals (`print(1)`, `pass`), or gave the calculator a bare number. An
+      episode of such calls scores as one without calls.
+    - Otherwise (at least one call did work, none failed): 1.0.
+
+    An episode that made no call scores `no_call_score` (default 0.0, so the
+    reward also asks for the tool to be used; None leaves such episodes out).
     """
     if no_call_score is not None and not isinstance(no_call_score, (int, float)):
         raise RewardConfigError("tool_call_success: no_call_score must be a number or None")
