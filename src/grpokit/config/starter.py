@@ -99,6 +99,24 @@ def build_init_config(task: str, data: str | None, name: str | None, model: str 
         "rewards": spec.spec(),
         "profile": "cpu",
         # LoRA wants a far larger step than TRL's full fine-tuning default of 1e-6.
-        "training": {"num_generations": 8, "max_completion_length": 256, "max_steps": 200, "save_steps": 100,
-                     "learning_rate": 1.0e-4},
+        "training": {**CPU_RUN, "learning_rate": 1.0e-4},
     }
+
+
+# A first run that ends within the hour on a 2-core CPU with the bundled 135M model. The step's
+# time scales with completions x tokens: 8 x 256 took 139-316 s a step here, 200 steps 8-10 hours.
+# Measured: benchmarks/results/step_time_estimate.json ("init math (CPU defaults)").
+CPU_RUN = {"num_generations": 8, "max_completion_length": 128, "max_steps": 30, "save_steps": 10}
+CPU_STEP_S = 60  # the measured median s/step of CPU_RUN on the 2-core machine (see above); the comment quotes it
+
+
+def starter_comment(cfg: dict) -> str:
+    """The lines `init` writes above the config: what the run will cost, and where that figure comes from."""
+    training = cfg.get("training", {})
+    if cfg.get("profile") != "cpu" or any(training.get(k) != v for k, v in CPU_RUN.items()):
+        return ""
+    minutes = CPU_STEP_S * CPU_RUN["max_steps"] / 60
+    return (f"# CPU defaults: {CPU_RUN['num_generations']} completions x {CPU_RUN['max_completion_length']} tokens "
+            f"per step, {CPU_RUN['max_steps']} steps: about {CPU_STEP_S} s a step on a 2-core CPU, ~{minutes:.0f} min "
+            "in all\n# (benchmarks/results/step_time_estimate.json). `grpokit doctor` times a step on this machine; "
+            "raise max_steps once it learns.\n")

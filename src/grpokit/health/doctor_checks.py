@@ -230,7 +230,8 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
                     beta: float = 0.0, per_device_batch: int = 8, generation_batch: int = 8,
                     prompt_len: int = 256, completion_len: int = 256, gradient_checkpointing: bool = False,
                     act_bytes: float = 2.0, runtime: float = 0.0, lora_dropout: float = 0.0,
-                    attention_matrices: bool = False, fused_lm_head: bool = True) -> dict[str, float]:
+                    attention_matrices: bool = False, fused_lm_head: bool = True,
+                    device_allocator: bool = False) -> dict[str, float]:
     """Peak memory by part, in bytes: a planning estimate calibrated on measured runs
     (benchmarks/results/memory_estimate.json), not a measurement.
 
@@ -238,12 +239,21 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
     PyTorch's CPU attention does with a padding mask; GPU flash / memory-efficient kernels do not.
     fused_lm_head: TRL scores completions through a chunked LM head (TRL >= 1.16); older
     versions hold the full fp32 logits of the micro-batch.
+    device_allocator: the peak is a GPU's allocated memory (torch.cuda.max_memory_allocated), not a
+    CPU process's resident set: freed buffers do not count, which matters under checkpointing.
     """
     seq = prompt_len + completion_len
     full = not lora_r
     trainable = shape.n_params if full else lora_params(shape.linears, lora_r, lora_targets)
     tokens = per_device_batch * seq * max(shape.layers, 1)
-    if gradient_checkpointing:
+    if gradient_checkpointing and device_allocator:
+        # What a caching allocator counts as live: each layer's input, plus one layer's full set
+        # while the backward recomputes it. (Checked, not fitted, on an H200:
+        # benchmarks/results/memory_estimate.json, "gpu_held_out".)
+        activations = (tokens + per_device_batch * seq * SAVED_PER_TOKEN) * shape.hidden * act_bytes
+        attention = 0.0
+    elif gradient_checkpointing:
+        # A CPU process's resident peak keeps far more: freed recomputation buffers stay in glibc's arenas.
         activations = tokens * shape.hidden * SAVED_PER_TOKEN_CKPT * act_bytes
         attention = 0.0  # one layer's worth at a time
     else:
