@@ -117,6 +117,7 @@ def main(argv=None) -> dict:
                    "plan": got["plan"], "rates": {k: round(v, 5) for k, v in got["rates"].items()},
                    "load_avg_before_after": got["load_avg_before_after"], "seconds": got["seconds"]}
             rows.append(row)
+            Path(args.out).with_suffix(".partial.json").write_text(json.dumps(rows, indent=2) + "\n")
             print(f"{name}: predicted {row['predicted_s']['total']} s/step, measured {measured:.1f} "
                   f"(steps {row['measured_step_s']}), ratio {row['ratio']}", flush=True)
     ratios = [r["ratio"] for r in rows]

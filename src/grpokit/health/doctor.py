@@ -310,6 +310,7 @@ def memory_parts(cfg: RunConfig, model: Any, prompt_lens: Sequence[int], *, cuda
         attention_matrices=not cuda or getattr(getattr(model, "config", None), "_attn_implementation", "") == "eager",
         fused_lm_head=_trl_has_fused_lm_head(),
         device_allocator=cuda,
+        autocast=autocast,
     )
 
 

@@ -231,7 +231,7 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
                     prompt_len: int = 256, completion_len: int = 256, gradient_checkpointing: bool = False,
                     act_bytes: float = 2.0, runtime: float = 0.0, lora_dropout: float = 0.0,
                     attention_matrices: bool = False, fused_lm_head: bool = True,
-                    device_allocator: bool = False) -> dict[str, float]:
+                    device_allocator: bool = False, autocast: bool = False) -> dict[str, float]:
     """Peak memory by part, in bytes: a planning estimate calibrated on measured runs
     (benchmarks/results/memory_estimate.json), not a measurement.
 
@@ -239,6 +239,7 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
     PyTorch's CPU attention does with a padding mask; GPU flash / memory-efficient kernels do not.
     fused_lm_head: TRL scores completions through a chunked LM head (TRL >= 1.16); older
     versions hold the full fp32 logits of the micro-batch.
+    autocast: bf16/fp16 autocast is on (adapter inputs are then kept in 16 bits).
     device_allocator: the peak is a GPU's allocated memory (torch.cuda.max_memory_allocated), not a
     CPU process's resident set: freed buffers do not count, which matters under checkpointing.
     """
@@ -260,6 +261,11 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
         activations = tokens * shape.hidden * SAVED_PER_TOKEN * act_bytes * BACKWARD_RISE
         attention = (per_device_batch * shape.layers * shape.heads * seq * seq * 4.0 * BACKWARD_RISE
                      if attention_matrices else 0.0)
+    if lora_r and weight_bytes < 4 and not autocast and not gradient_checkpointing:
+        # 16-bit base weights with float32 adapters and no autocast (the cpu profile on a bf16 CPU):
+        # each adapted layer casts its input to float32 for the adapter, and autograd keeps that copy.
+        widths = sum(n_in for n_in, _ in _lora_targets(shape.linears, lora_targets)) / max(shape.layers, 1)
+        activations += tokens * widths * 4.0 * BACKWARD_RISE
     if lora_r and lora_dropout > 0 and not gradient_checkpointing:
         # Each adapted layer keeps its own dropped-out copy of its input, and the mask.
         widths = sum(n_in for n_in, _ in _lora_targets(shape.linears, lora_targets)) / max(shape.layers, 1)
