@@ -15,8 +15,9 @@ def test_init_math_writes_a_run_under_an_hour_and_says_what_it_costs(tmp_path):
     cfg = yaml.safe_load(text)
     assert {k: cfg["training"][k] for k in CPU_RUN} == CPU_RUN
     assert CPU_RUN["max_steps"] * CPU_STEP_S < 3600
-    assert text.startswith("# CPU defaults: 8 completions x 128 tokens per step, 30 steps")
+    assert text.startswith("# CPU defaults: 8 completions x 128 tokens per step, 20 steps")
     assert "grpokit doctor` times a step on this machine" in text
+    assert "8 completions x 128 tokens per step, 20 steps: up to ~158 s a step" in result.output
 
 
 def test_init_times_a_step_when_asked(tmp_path, monkeypatch):
@@ -24,4 +25,4 @@ def test_init_times_a_step_when_asked(tmp_path, monkeypatch):
 
     monkeypatch.setattr(recipes, "_timed_step", lambda cfg: f"time: about 42 s per step here; {cfg.training['max_steps']} steps")
     result = CliRunner().invoke(app, ["init", "math", "--output", str(tmp_path / "m.yaml"), "--time"])
-    assert result.exit_code == 0 and "time: about 42 s per step here; 30 steps" in result.output, result.output
+    assert result.exit_code == 0 and "time: about 42 s per step here; 20 steps" in result.output, result.output

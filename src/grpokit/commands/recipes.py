@@ -69,6 +69,8 @@ def register(app: typer.Typer) -> None:
             raise
         draft.replace(target)
         typer.echo(f"wrote {target}")
+        for line in starter_comment(cfg).splitlines():
+            typer.echo(line.lstrip("# "))  # what the run will cost, as the file says it
         if timed if timed is not None else sys.stdout.isatty():
             typer.echo(_timed_step(written))
         typer.echo(f"next: grpokit doctor {target} && grpokit train {target}")
