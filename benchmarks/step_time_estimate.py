@@ -10,9 +10,9 @@ median step time after the first (the first pays for lazy initialisation); the r
 predicted / measured. Results: benchmarks/results/step_time_estimate.json, with the load
 average before and after each config.
 
-The doc's promise (docs/architecture.md, doctor): the prediction is within a factor of 1.5 of
-the measured step on this machine at a steady load; a load that changes between the probe
-and the steps moves the ratio by as much as the load changed.
+The aim: the prediction within a factor of 1.5 of the measured step at a steady load. The first
+results (2026-12-04, load 8-10) meet it for the demo recipe only (1.06; 2.4x and 6.8x high for
+the other two, whose probes ran while the load shifted): see the JSON's "finding".
 """
 from __future__ import annotations
 
