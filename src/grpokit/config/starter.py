@@ -99,6 +99,26 @@ def build_init_config(task: str, data: str | None, name: str | None, model: str 
         "rewards": spec.spec(),
         "profile": "cpu",
         # LoRA wants a far larger step than TRL's full fine-tuning default of 1e-6.
-        "training": {"num_generations": 8, "max_completion_length": 256, "max_steps": 200, "save_steps": 100,
-                     "learning_rate": 1.0e-4},
+        "training": {**CPU_RUN, "learning_rate": 1.0e-4},
     }
+
+
+# A first run that ends within the hour on this project's 2-core CPU with the bundled 135M model.
+# The old defaults, 8 x 256 tokens and 200 steps, took 139-316 s a step here (8-10 hours). A step's
+# time scales with the tokens it generates and trains on, so 8 x 128 is 70-158 s at that rate and 20
+# steps 23-53 min. benchmarks/results/step_time_estimate.json has doctor's prediction against real
+# steps of this config; at a load average of 8 (other jobs on the cores) a step took far longer.
+CPU_RUN = {"num_generations": 8, "max_completion_length": 128, "max_steps": 20, "save_steps": 10}
+CPU_STEP_S = 158  # the slow end of the range above: the written comment quotes it
+
+
+def starter_comment(cfg: dict) -> str:
+    """The lines `init` writes above the config: what the run will cost, and where that figure comes from."""
+    training = cfg.get("training", {})
+    if cfg.get("profile") != "cpu" or any(training.get(k) != v for k, v in CPU_RUN.items()):
+        return ""
+    minutes = CPU_STEP_S * CPU_RUN["max_steps"] / 60
+    return (f"# CPU defaults: {CPU_RUN['num_generations']} completions x {CPU_RUN['max_completion_length']} tokens "
+            f"per step, {CPU_RUN['max_steps']} steps: up to ~{CPU_STEP_S} s a step on 2 CPU cores, ~{minutes:.0f} min "
+            "in all (longer on busy cores).\n# `grpokit doctor` times a step on this machine; raise max_steps once "
+            "it learns.\n")

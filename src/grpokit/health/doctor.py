@@ -230,8 +230,9 @@ def _training(cfg: RunConfig) -> dict[str, Any]:
 def config_checks(cfg: RunConfig, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]],
                   reward_funcs: Sequence[Callable], weights: Sequence[float], *, probe: bool = True,
                   probe_prompts: int = 4, cuda: bool | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> list[Check]:
-    """Memory, token lengths and the probe for a loaded config."""
+                  progress: Callable[[int, int], None] | None = None, time_probe: bool = True) -> list[Check]:
+    """Memory, token lengths, the seconds a step will take (`time_probe`: health.step_time) and the
+    probe for a loaded config."""
     training = _training(cfg)
     hc = HealthConfig.from_dict(cfg.health)
     num_generations = int(training["num_generations"])
@@ -251,6 +252,8 @@ def config_checks(cfg: RunConfig, model: Any, tokenizer: Any, rows: Sequence[dic
     checks += check_memory(parts, available, where)
     checks += check_lengths(p_lens, a_lens, limit, context_length=shape.context,
                             max_prompt_length=training.get("max_prompt_length"))
+    if time_probe:
+        checks.append(step_time_check(cfg, model, tokenizer, p_lens))
     if probe:
         sample = list(rows[:probe_prompts])
         _, probe_checks = run_probe(model, tokenizer, sample, reward_funcs, weights,
@@ -258,6 +261,18 @@ def config_checks(cfg: RunConfig, model: Any, tokenizer: Any, rows: Sequence[dic
                                     temperature=float(training["temperature"]), health=hc, progress=progress)
         checks += probe_checks
     return checks
+
+
+def step_time_check(cfg: RunConfig, model: Any, tokenizer: Any, prompt_lens: Sequence[int]) -> Check:
+    """The predicted seconds per step on this machine, from a measured probe (health.step_time)."""
+    from grpokit.health.step_time import check_step_time, step_seconds
+
+    typical = int(statistics.median(prompt_lens)) if prompt_lens else 128
+    try:
+        seconds, plan, _ = step_seconds(cfg, model, tokenizer, typical)
+    except Exception as exc:  # a prediction is advice: never a reason to stop the other checks
+        return Check("time", "step time", "info", f"could not time a step here: {exc!r}")
+    return check_step_time(seconds, plan)
 
 
 def prompt_lengths(tokenizer: Any, rows: Sequence[dict[str, Any]]) -> list[int]:
@@ -276,8 +291,11 @@ def memory_parts(cfg: RunConfig, model: Any, prompt_lens: Sequence[int], *, cuda
         shape = shape_of(model.get_base_model() if hasattr(model, "get_base_model") else model)
     dtype = next(iter(model.parameters())).dtype
     weight_bytes = float(getattr(dtype, "itemsize", 4))
-    # Activations are 16-bit under autocast or with 16-bit weights, float32 otherwise.
-    autocast = bool(training.get("bf16") or training.get("fp16"))
+    # Activations are 16-bit under autocast or with 16-bit weights, float32 otherwise. A key the
+    # profile and the user leave unset takes GRPOConfig's default: bf16 on unless fp16 is set, and
+    # checkpointing on (reading them as off planned 4x the measured peak for TRL's defaults on a GPU).
+    bf16 = training.get("bf16")
+    autocast = bool(training.get("fp16")) or (bool(bf16) if bf16 is not None else True)
     per_device = int(training["per_device_train_batch_size"])
     accum = int(training["gradient_accumulation_steps"])
     return estimate_memory(
@@ -287,15 +305,25 @@ def memory_parts(cfg: RunConfig, model: Any, prompt_lens: Sequence[int], *, cuda
         per_device_batch=per_device, generation_batch=per_device * accum,
         prompt_len=max(prompt_lens) if prompt_lens else 256,
         completion_len=int(training["max_completion_length"]),
-        # transformers 5 calls it activation_checkpointing; the new name wins where both are given.
-        gradient_checkpointing=bool(training.get("activation_checkpointing", training.get("gradient_checkpointing"))),
+        gradient_checkpointing=checkpointing(training),
         act_bytes=2.0 if (autocast or weight_bytes < 4) else 4.0,
         runtime=0.0 if cuda else CPU_RUNTIME_BYTES,
         lora_dropout=float(lora.dropout) if lora else 0.0,
         # PyTorch's CPU attention falls back to explicit matrices under a padding mask.
         attention_matrices=not cuda or getattr(getattr(model, "config", None), "_attn_implementation", "") == "eager",
         fused_lm_head=_trl_has_fused_lm_head(),
+        device_allocator=cuda,
+        autocast=autocast,
     )
+
+
+def checkpointing(training: dict[str, Any]) -> bool:
+    """Whether training recomputes activations: transformers 5 calls it activation_checkpointing (the new
+    name wins where both are given); unset, GRPOConfig's default is on."""
+    for key in ("activation_checkpointing", "gradient_checkpointing"):
+        if training.get(key) is not None:
+            return bool(training[key])
+    return True
 
 
 class PlannedPeak:

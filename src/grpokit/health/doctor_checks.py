@@ -220,6 +220,7 @@ def shape_of(model: Any) -> ModelShape:
 # Measured (benchmarks/memory_estimate.py: SmolLM2-135M, float32, CPU, TRL 1.16): what the
 # forward keeps for backward per token and layer, in units of the hidden size, and how far
 # the backward pass then rises above it.
+CPU_PACKED_COPIES = 2.0
 SAVED_PER_TOKEN = 29.0        # without checkpointing
 SAVED_PER_TOKEN_CKPT = 24.0   # with it, backward included: checkpointing only saved ~40% here
 BACKWARD_RISE = 1.4
@@ -230,7 +231,8 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
                     beta: float = 0.0, per_device_batch: int = 8, generation_batch: int = 8,
                     prompt_len: int = 256, completion_len: int = 256, gradient_checkpointing: bool = False,
                     act_bytes: float = 2.0, runtime: float = 0.0, lora_dropout: float = 0.0,
-                    attention_matrices: bool = False, fused_lm_head: bool = True) -> dict[str, float]:
+                    attention_matrices: bool = False, fused_lm_head: bool = True,
+                    device_allocator: bool = False, autocast: bool = False) -> dict[str, float]:
     """Peak memory by part, in bytes: a planning estimate calibrated on measured runs
     (benchmarks/results/memory_estimate.json), not a measurement.
 
@@ -238,18 +240,33 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
     PyTorch's CPU attention does with a padding mask; GPU flash / memory-efficient kernels do not.
     fused_lm_head: TRL scores completions through a chunked LM head (TRL >= 1.16); older
     versions hold the full fp32 logits of the micro-batch.
+    autocast: bf16/fp16 autocast is on (adapter inputs are then kept in 16 bits).
+    device_allocator: the peak is a GPU's allocated memory (torch.cuda.max_memory_allocated), not a
+    CPU process's resident set: freed buffers do not count, which matters under checkpointing.
     """
     seq = prompt_len + completion_len
     full = not lora_r
     trainable = shape.n_params if full else lora_params(shape.linears, lora_r, lora_targets)
     tokens = per_device_batch * seq * max(shape.layers, 1)
-    if gradient_checkpointing:
+    if gradient_checkpointing and device_allocator:
+        # What a caching allocator counts as live: each layer's input, plus one layer's full set
+        # while the backward recomputes it. (Checked, not fitted, on an H200:
+        # benchmarks/results/memory_estimate.json, "gpu_held_out".)
+        activations = (tokens + per_device_batch * seq * SAVED_PER_TOKEN) * shape.hidden * act_bytes
+        attention = 0.0
+    elif gradient_checkpointing:
+        # A CPU process's resident peak keeps far more: freed recomputation buffers stay in glibc's arenas.
         activations = tokens * shape.hidden * SAVED_PER_TOKEN_CKPT * act_bytes
         attention = 0.0  # one layer's worth at a time
     else:
         activations = tokens * shape.hidden * SAVED_PER_TOKEN * act_bytes * BACKWARD_RISE
         attention = (per_device_batch * shape.layers * shape.heads * seq * seq * 4.0 * BACKWARD_RISE
                      if attention_matrices else 0.0)
+    if lora_r and weight_bytes < 4 and not autocast and not gradient_checkpointing:
+        # 16-bit base weights with float32 adapters and no autocast (the cpu profile on a bf16 CPU):
+        # each adapted layer casts its input to float32 for the adapter, and autograd keeps that copy.
+        widths = sum(n_in for n_in, _ in _lora_targets(shape.linears, lora_targets)) / max(shape.layers, 1)
+        activations += tokens * widths * 4.0 * BACKWARD_RISE
     if lora_r and lora_dropout > 0 and not gradient_checkpointing:
         # Each adapted layer keeps its own dropped-out copy of its input, and the mask.
         widths = sum(n_in for n_in, _ in _lora_targets(shape.linears, lora_targets)) / max(shape.layers, 1)
@@ -267,6 +284,12 @@ def estimate_memory(shape: ModelShape, *, weight_bytes: float, lora_r: int | Non
         "generation KV cache": generation_batch * seq * shape.layers * 2 * shape.kv_dim * act_bytes,
         # Python, torch, transformers and TRL themselves: resident on the host, not on a GPU.
         "runtime": runtime,
+        # 16-bit weights on a CPU: ~2 more copies of the weights resident while training. Fitted on one
+        # run (the zoo's OOM case, 0.74 -> 0.95) and checked on init's config (1.09): memory_estimate.json.
+        # Attributed to oneDNN's reordered (packed) bf16 weights for the forward and backward matmuls,
+        # which it caches; not traced allocation by allocation.
+        "16-bit CPU matmul copies": (CPU_PACKED_COPIES * shape.n_params * weight_bytes
+                                     if runtime and weight_bytes < 4 else 0.0),
     }
     parts["total"] = sum(parts.values())
     parts["trainable_params"] = float(trainable)

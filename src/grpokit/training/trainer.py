@@ -28,6 +28,7 @@ from grpokit.tools.timing import tool_time_callbacks
 from grpokit.rewards.cut_gap import stop_ids_of
 from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.run_directory import layout
+from grpokit.training.progress import DEFAULT_EVERY, StepProgress
 from grpokit.training.callbacks import MetricsCallback, RewardRecorder, RewardStatsCallback, trim_metrics
 from grpokit.health.run_status import mark_failed, mark_finished, mark_started
 from grpokit.training.resume import ResumePlan, StagePlan, plan_resume
@@ -137,12 +138,14 @@ def _commit(cfg: RunConfig, plan: ResumePlan | None) -> Path:
 
 
 def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), console=None,
-          completions_per_step: int = 4, datasets=None, response_prefix: str | None = None) -> Path:
+          completions_per_step: int = 4, datasets=None, response_prefix: str | None = None,
+          progress_every: float = DEFAULT_EVERY) -> Path:
     """Train every stage of `cfg`; returns the run directory.
 
     `callbacks`: extra TrainerCallbacks (added to every stage). `datasets`: an optional
     (train, eval) pair that replaces loading `cfg.data` (tests, notebooks). `response_prefix`:
     text every answer starts with (a prefill through the chat template; see models.add_response_prefix).
+    `progress_every`: seconds between the lines a long step prints on `console` (training.progress).
     """
     profiles.check_runtime(cfg)
     plan = prepare_run_dir(cfg, resume)  # refuses before anything is loaded or written
@@ -173,7 +176,8 @@ def train(cfg: RunConfig, *, resume: bool = False, callbacks: Iterable = (), con
                 continue
             step = _run_stage(cfg, stage, reward_sets[id(stage)], previous, run_dir, train_set, eval_set,
                               plan=stage_plan, callbacks=list(callbacks), console=console,
-                              per_batch=completions_per_step, response_prefix=response_prefix)
+                              per_batch=completions_per_step, response_prefix=response_prefix,
+                              progress_every=progress_every)
             previous = stage_final(cfg, stage)
     except BaseException as exc:
         if is_main_process():
@@ -212,7 +216,7 @@ def _warn_if_cpu_busy(console) -> None:
 
 
 def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, plan: StagePlan | None, callbacks,
-               console, per_batch, response_prefix=None) -> int:
+               console, per_batch, response_prefix=None, progress_every=DEFAULT_EVERY) -> int:
     """Train one stage (resuming it where `plan` says); returns the step it ended at."""
     from grpokit.training.grpo_trainer import GrpokitTrainer
 
@@ -266,11 +270,13 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, p
     held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None and checkpoint is None,
                                   observers=[cb.observe_held_out for cb in health if hasattr(cb, "observe_held_out")])
     use_eval = args.eval_strategy != "no" and eval_set is not None
+    progress = StepProgress(console, every=progress_every, stage=stage_name)
     trainer = GrpokitTrainer(
         model=model,
         reward_funcs=calls.funcs,
         args=args,
         zero_variance=dropper,
+        progress=progress,
         train_dataset=train_set,
         eval_dataset=eval_set if use_eval else None,
         processing_class=tokenizer,
@@ -284,6 +290,7 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, p
             *health,
             *tool_time_callbacks(cfg.tools),  # tools/seconds and tools/time_share, into the same logs
             MetricsCallback(run_dir / layout.METRICS, stage_name, console, calls.names),
+            progress,  # a line every progress_every seconds while a step runs long
             *held_out,
             *callbacks,
         ],
@@ -298,5 +305,7 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, p
         fix = profiles.unused_parameters_fix(exc)
         raise RunError(f"training {'stage ' + stage_name if stage_name else 'run'} failed: {exc!r}"
                        + (f"\nFix: {fix}" if fix else "")) from exc
+    finally:
+        progress.close()  # on_train_end does not run when training raises
     _save_final(trainer, stage_final(cfg, stage), trainer.state.global_step, args.max_steps)
     return int(trainer.state.global_step)
