@@ -10,7 +10,7 @@ time of one decoding step at that batch) and a forward and backward pass over ev
 (prompt + completion), plus a forward pass without gradients where TRL needs old or
 reference log-probabilities. The probe times exactly these on the loaded model, with the
 step's batch and prompt length but a few tokens: two short generate calls (their difference
-is the per-token time, free of the prefill) and one forward+backward of one micro-batch cut
+is the per-token time, free of the prefill; the faster of two tries of each) and one forward+backward of one micro-batch cut
 to PROBE_TOKENS tokens; then it scales by tokens. Completions are taken at
 max_completion_length: generation stops only when the batch's longest completion does, and
 one cut completion is enough, so the prediction is the step's cost when any is cut (what a
@@ -31,7 +31,11 @@ from typing import Any
 from grpokit.health.doctor_checks import Check
 
 PROBE_TOKENS = 64          # sequence length of the timed forward+backward (scaled up by tokens)
-DECODE_SHORT, DECODE_LONG = 2, 8
+# The decode rate is the difference of two generate calls over DECODE_LONG - DECODE_SHORT tokens:
+# with 6 tokens a load spike in either call swung it 2-7x on this shared machine; 16 tokens and the
+# faster of two tries of each call keep one spike out of it.
+DECODE_SHORT, DECODE_LONG = 2, 18
+TRIES = 2
 
 
 @dataclass
@@ -106,7 +110,8 @@ def measure_rates(model: Any, tokenizer: Any, plan: StepPlan, *, trainable: str 
             return time.perf_counter() - t0
 
         generate(1)  # first call pays for lazy initialisation
-        short, long = generate(DECODE_SHORT), generate(DECODE_LONG)
+        short = min(generate(DECODE_SHORT) for _ in range(TRIES))
+        long = min(generate(DECODE_LONG) for _ in range(TRIES))
         per_token = max((long - short) / (DECODE_LONG - DECODE_SHORT), 1e-6)
         prefill = max(short - DECODE_SHORT * per_token, 0.0)
 
@@ -132,8 +137,8 @@ def measure_rates(model: Any, tokenizer: Any, plan: StepPlan, *, trainable: str 
             return time.perf_counter() - t0
 
         forward_backward()  # warm-up: the first backward builds autograd's buffers
-        train = forward_backward()
-        fwd = forward()
+        train = min(forward_backward() for _ in range(TRIES))
+        fwd = min(forward() for _ in range(TRIES))
         tokens = plan.micro_batch * length
         return Rates(prefill_s=prefill, decode_s_per_token=per_token, train_s_per_token=train / tokens,
                      forward_s_per_token=fwd / tokens, probe_s=time.perf_counter() - started)
