@@ -10,9 +10,10 @@ median step time after the first (the first pays for lazy initialisation); the r
 predicted / measured. Results: benchmarks/results/step_time_estimate.json, with the load
 average before and after each config.
 
-The aim: the prediction within a factor of 1.5 of the measured step at a steady load. The first
-results (2026-12-04, load 8-10) meet it for the demo recipe only (1.06; 2.4x and 6.8x high for
-the other two, whose probes ran while the load shifted): see the JSON's "finding".
+The aim: the prediction within a factor of 1.5 of the measured step at a steady load. On 2 idle
+cores (2026-12-04): 0.89 (demo recipe), 0.81 (init math), 0.85 (demo, 64-token completions). An
+earlier run at load 8-10, with the probe's decode rate taken from a 6-token difference, was 2.4x
+and 6.8x high on the last two.
 """
 from __future__ import annotations
 

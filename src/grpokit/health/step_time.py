@@ -18,9 +18,11 @@ small model mostly does). The rewards' own time is not in it (a judge or sandbox
 adds its own; doctor's probe shows them).
 
 Measured against real steps: benchmarks/step_time_estimate.py, results in
-benchmarks/results/step_time_estimate.json. The aim is a factor of 1.5; so far it holds for the
-demo recipe (1.06) but not for two longer configs whose probes ran while the load changed
-(2.4x and 6.8x high: the decode rate comes from a 6-token difference of two short calls).
+benchmarks/results/step_time_estimate.json. The aim is a factor of 1.5. On 2 idle cores
+(2026-12-04, load 2.2) the predictions were 0.89 (demo recipe, 3.2 s/step), 0.81 (init math's CPU
+defaults, 15.5 s/step) and 0.85 (demo with 64-token completions, 11.3 s/step) of the measured step.
+Under a load that changes within seconds a probe can still be far off: it measures the machine as
+it is during the probe.
 """
 from __future__ import annotations
 
