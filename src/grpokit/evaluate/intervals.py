@@ -22,13 +22,19 @@ def wilson(p: float, n: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def two_proportion_test(p1: float, n1: int, p2: float, n2: int) -> tuple[float, float]:
+    """(z, two-sided p) of the pooled two-proportion z-test for H0: both proportions are equal."""
+    pooled = (p1 * n1 + p2 * n2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    if se == 0:  # both proportions 0, or both 1: no difference to test
+        return 0.0, 1.0
+    z = (p2 - p1) / se
+    return z, math.erfc(abs(z) / math.sqrt(2))
+
+
 def change_p_value(before: float, after: float, n_before: int, n_after: int) -> float:
     """Two-sided p of the two-proportion z-test (pooled) for before -> after."""
-    pooled = (before * n_before + after * n_after) / (n_before + n_after)
-    se = math.sqrt(pooled * (1 - pooled) * (1 / n_before + 1 / n_after))
-    if se == 0:
-        return 1.0 if before == after else 0.0
-    return math.erfc(abs(after - before) / se / math.sqrt(2))
+    return two_proportion_test(before, n_before, after, n_after)[1]
 
 
 def accuracy_note(before: dict | None, after: dict) -> dict | None:

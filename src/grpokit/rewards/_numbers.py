@@ -163,9 +163,14 @@ def iter_numbers(text: str) -> Iterator[Number]:
         yield Number(value, match.start(), bool(match.group("pct")))
 
 
+def scanned(text: str) -> str:
+    """The part of `text` the readers look at: its last 20,000 characters."""
+    return text[-_MAX_SCAN:]
+
+
 def numbers_in(text: str) -> list[Number]:
     """Every number in the last 20,000 characters of `text` (already through `normalise`), in order."""
-    return list(iter_numbers(text[-_MAX_SCAN:]))
+    return list(iter_numbers(scanned(text)))
 
 
 def last_number(text: str) -> Number | None:

@@ -184,7 +184,7 @@ def _fuzzy_score(text: str, gold: Any, threshold: float | None, case_sensitive: 
 
 
 def _iter_number_values(text: str):
-    text = _numbers.normalise(text)[-_numbers._MAX_SCAN:]
+    text = _numbers.scanned(_numbers.normalise(text))
     for n in _numbers.iter_numbers(text):
         # The number reader takes "every -4" as a subtraction; the text comparison keeps that
         # minus (as it keeps "-5"), so the numbers must too, or "-4" would pass for "4".
