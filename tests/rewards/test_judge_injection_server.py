@@ -50,15 +50,13 @@ def test_reworded_notes_do_not_lift_a_wrong_answer(url):
 def test_the_probe_finds_no_injection_through_the_real_judge(url):
     from grpokit.rewards.probe import probe_rewards
 
-    rows = [{"prompt": [{"role": "user", "content": PROMPT}], "answer": "Paris"},
-            {"prompt": [{"role": "user", "content": "Summarize: Volunteers planted five hundred trees along the "
-                                                     "motorway on Saturday to reduce noise for nearby homes."}],
-             "reference": "Volunteers planted 500 trees by the motorway to cut noise."}]
+    # One row: each row costs about a minute through a 135M judge on 2 cores. The reference-graded (summary) row
+    # and 28 attack classes are measured against the same judge by `python -m benchmarks.judge_injection`.
+    rows = [{"prompt": [{"role": "user", "content": PROMPT}], "answer": "Paris"}]
     from grpokit.rewards.probe.battery import PROBES
 
     judge = get("llm_judge", base_url=url, rubric="general", cache_size=0)
-    # The injection probe alone: the rest of the battery is proven without a server (test_probe.py),
-    # and through a 135M judge on 2 cores it costs a minute and a half.
+    # The injection probe alone: the rest of the battery is proven without a server (test_probe.py).
     report = probe_rewards([judge], rows, probes=[PROBES["judge_injection"]])
     assert "judge_injection" in report.checked["llm_judge"]
     assert not [e for e in report.exploits if e.probe == "judge_injection"], [str(e) for e in report.worst()]

@@ -5,6 +5,7 @@ a server mid-step starts its own.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -48,7 +49,13 @@ CLEAR = [
 ]
 
 
-def test_group_ranking_agrees_with_pointwise_on_clear_cases(url):
+# The bundled 135M judge grades both sides of every clear case alike (all 0 pointwise, measured), so with it this
+# check has nothing to compare and spent half a minute of every suite run on an xfail. It runs against a judge
+# that can separate them: GRPOKIT_STRONG_JUDGE_URL=http://host:port/v1 (any OpenAI-compatible server).
+@pytest.mark.skipif(not os.environ.get("GRPOKIT_STRONG_JUDGE_URL"),
+                    reason="needs a judge that separates clear cases: set GRPOKIT_STRONG_JUDGE_URL")
+def test_group_ranking_agrees_with_pointwise_on_clear_cases():
+    url = os.environ["GRPOKIT_STRONG_JUDGE_URL"]
     # Where pointwise grades separate two completions clearly (>= 0.2 apart), the group ranking orders them the same way.
     pointwise = get("llm_judge", base_url=url, rubric="general")
     group = get("llm_judge", base_url=url, rubric="general", mode="group")
@@ -59,10 +66,7 @@ def test_group_ranking_agrees_with_pointwise_on_clear_cases(url):
         if abs(p[0] - p[1]) >= 0.2:
             separated += 1
             assert (g[0] - g[1]) * (p[0] - p[1]) > 0, (prompt, p, g)
-    if not separated:
-        # Measured: the bundled 135M judge grades both sides of every clear case alike (all 0 pointwise),
-        # so there is nothing to compare; a stronger judge model separates them and the check above applies.
-        pytest.xfail("the bundled 135M judge separated no clear case pointwise; a stronger judge is needed")
+    assert separated, "the judge at GRPOKIT_STRONG_JUDGE_URL separated no clear case pointwise"
 
 
 def test_repeats_come_from_the_cache(url):

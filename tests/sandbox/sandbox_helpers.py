@@ -1,5 +1,6 @@
 """Helpers shared by the sandbox tests: find a pool's leftovers."""
 import os
+import time
 
 from grpokit.sandbox import SandboxPool
 
@@ -7,9 +8,21 @@ SECRET_NAME = "GRPOKIT_TEST_SECRET"
 SECRET_VALUE = "s3cr3t-6f1c2a9e-do-not-leak"
 
 
-def processes_of(pool: SandboxPool) -> list[str]:
+def processes_of(pool: SandboxPool, settle_s: float = 5.0) -> list[str]:
     """Every live process that belongs to the pool's runs: children of the zygote (but its
-    persistent graders), or any process with a sandbox uid."""
+    persistent graders), or any process with a sandbox uid. A killed run's processes die just after
+    its verdict comes back, and on a loaded machine that takes a moment (seen: one `while True`
+    still state R at the check, gone within the teardown), so the list is read again until it is
+    empty or settle_s has passed: a leaked process lives on and is still reported."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        found = _live_processes(pool)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def _live_processes(pool: SandboxPool) -> list[str]:
     zygote = pool.zygote_pid
     uids = pool.sandbox_uids
     found = []
