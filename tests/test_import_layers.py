@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "grpokit"
 # The reward library is usable (and testable) without the training stack.
 HEAVY = ("torch", "transformers", "trl", "peft", "accelerate")
 # The leaf packages: usable without any stage of the run that sits on top of them.
-LEAVES = ("grpokit.completions", "grpokit.errors", "grpokit.optional", "grpokit.bundled", "grpokit.sandbox",
+LEAVES = ("grpokit.completions", "grpokit.answer_format", "grpokit.errors", "grpokit.optional", "grpokit.bundled", "grpokit.sandbox",
           "grpokit.rewards", "grpokit.data", "grpokit.tools", "grpokit.models", "grpokit.run_directory",
           "grpokit.debug")
 # The stages of a run, in order: each may import the leaves and the stages before it, never one after it.

@@ -14,7 +14,7 @@ import pytest
 from grpokit.errors import ConfigError
 from grpokit.evaluate import default_accuracy, has_format, score_samples
 from grpokit.rewards import RewardConfigError, get
-from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
+from grpokit.answer_format import DEFAULT, AnswerFormat
 from grpokit.rewards.reward_set import RewardSet
 
 THINK_FINAL = AnswerFormat(reasoning_tag="think", answer_tag="final")

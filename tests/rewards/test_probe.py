@@ -5,7 +5,7 @@ import pytest
 
 from grpokit.completions import texts
 from grpokit.rewards import get, preset, presets
-from grpokit.rewards.answer_format import DEFAULT as FORMAT
+from grpokit.answer_format import DEFAULT as FORMAT
 from grpokit.rewards.probe import TOTAL, probe_rewards
 
 

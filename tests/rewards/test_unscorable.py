@@ -15,7 +15,7 @@ import pytest
 
 from grpokit.completions import texts
 from grpokit.rewards import RewardConfigError, combine, get, names
-from grpokit.rewards.answer_format import DEFAULT as FORMAT
+from grpokit.answer_format import DEFAULT as FORMAT
 from grpokit.rewards.probe import probe_rewards
 from grpokit.rewards.reward_set import RewardSet
 

@@ -29,7 +29,7 @@ def _sets(cfg: Any) -> list[tuple[str, list, Any]]:
 def build(specs: Sequence[Any], answer_format: Any = None) -> tuple[list, list[float]]:
     """The rewards as the run builds them (with its answer format), and their weights."""
     from grpokit import rewards
-    from grpokit.rewards.answer_format import with_answer_format
+    from grpokit.rewards.format_params import with_answer_format
 
     return ([rewards.get(s.name, **with_answer_format(s.name, s.params, answer_format)) for s in specs],
             [float(s.weight) for s in specs])

@@ -5,7 +5,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
-from grpokit.rewards.answer_format import AnswerFormat
+from grpokit.answer_format import AnswerFormat
 from grpokit.rewards.probe import forms
 from grpokit.rewards.probe.battery import BATTERY, Attack, Probe
 from grpokit.rewards.probe.budget import TokenBudget
