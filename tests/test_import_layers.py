@@ -19,7 +19,7 @@ LEAVES = ("grpokit.completions", "grpokit.answer_format", "grpokit.errors", "grp
           "grpokit.rewards", "grpokit.data", "grpokit.tools", "grpokit.models", "grpokit.run_directory",
           "grpokit.debug")
 # The stages of a run, in order: each may import the leaves and the stages before it, never one after it.
-STAGES = ("grpokit.config", "grpokit.health", "grpokit.evaluate", "grpokit.training", "grpokit.reporting",
+STAGES = ("grpokit.config", "grpokit.probe", "grpokit.health", "grpokit.evaluate", "grpokit.training", "grpokit.reporting",
           "grpokit.integrations")
 # On top: the command line, the demo and the generated docs; nothing else imports them.
 TOP = ("grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.demo_recipes", "grpokit.docgen", "grpokit.__main__")

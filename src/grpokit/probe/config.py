@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from grpokit.rewards.probe.run import ProbeReport, probe_rewards
+from grpokit.probe.run import ProbeReport, probe_rewards
 
 
 def reward_sets(cfg: Any) -> list[tuple[str, list]]:
@@ -42,7 +42,7 @@ def probe_config(cfg: Any, rows: Sequence[dict]) -> list[tuple[str, ProbeReport]
     the policy cannot write within it is left out, and the report says which (budget.py).
     """
     from grpokit.errors import ConfigError
-    from grpokit.rewards.probe.budget import budget_for
+    from grpokit.probe.budget import budget_for
 
     sets = _sets(cfg)
     if not sets:
