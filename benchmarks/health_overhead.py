@@ -85,7 +85,7 @@ def time_on_log(steps: int = 500) -> dict:
 def _tiny_trainer_parts():
     from datasets import Dataset
 
-    from benchmarks.tiny_model import build_tiny_model
+    from grpokit.models.tiny import build_tiny_model
 
     model, tok = build_tiny_model(hidden_size=64, num_attention_heads=4, num_key_value_heads=2)
     data = Dataset.from_list([{"prompt": f"what is {i} + {i} ?", "answer": str(2 * i)} for i in range(64)])

@@ -177,7 +177,7 @@ def test_default_accuracy_picks_by_gold(monkeypatch, golds, wanted):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = make_tiny_model(tmp_path_factory.mktemp("tiny"))
@@ -259,7 +259,7 @@ def eval_run(tmp_path_factory):
     """A tiny base model, a run config for it, and two checkpoints: a LoRA adapter and full weights."""
     import torch
     from peft import LoraConfig, get_peft_model
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
     from transformers import AutoModelForCausalLM
 
     from grpokit.rewards import register, registry

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from benchmarks.tiny_model import make_tiny_model
+from grpokit.models.tiny import make_tiny_model
 from grpokit.cli import app
 
 
