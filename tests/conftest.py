@@ -8,7 +8,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 # Tests exercise this checkout's source even when another checkout is installed.
 sys.path.insert(0, str(SRC))
-# The checkout root, for the tests that import benchmarks.*. Behind SRC, so grpokit still comes from SRC.
+# The checkout root, for tests.helpers and the tests of a benchmark (benchmarks.*). Behind SRC, so grpokit
+# still comes from SRC.
 sys.path.insert(1, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
 # CI and developers have shared/ beside the checkout; a worktree elsewhere sets GRPOKIT_SHARED_DATA.
