@@ -32,6 +32,9 @@ HOOKS = {
 ATTRIBUTES = ("num_generations", "num_iterations", "shuffle_dataset")
 # GRPOConfig fields the same sampler reads.
 CONFIG_FIELDS = ("generation_batch_size", "steps_per_generation", "seed")
+# What grpokit works out the way GRPOTrainer.__init__ does, before the trainer exists: the ids that end a
+# completion (grpokit.rewards.cut_gap.stop_ids; tests/rewards/test_cut_gap.py holds the two equal).
+MIRRORED = ("eos_token_ids",)
 
 
 def missing() -> list[str]:
@@ -58,6 +61,8 @@ def missing() -> list[str]:
     init = inspect.getsource(GRPOTrainer.__init__)
     problems += [f"{where}: GRPOTrainer.__init__ no longer sets self.{name} (the zero-variance sampler reads it)"
                  for name in ATTRIBUTES if f"self.{name} =" not in init]
+    problems += [f"{where}: GRPOTrainer.__init__ no longer sets self.{name} (grpokit.rewards.cut_gap.stop_ids "
+                 "works it out the same way)" for name in MIRRORED if f"self.{name} =" not in init]
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
     problems += [f"{where}: GRPOConfig has no field {name} (the zero-variance sampler reads it)"
                  for name in CONFIG_FIELDS if name not in fields]
