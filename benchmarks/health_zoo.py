@@ -36,10 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # Score with this checkout's rules, not an installed grpokit (the children get the same path in _env()).
 sys.path.insert(0, str(ROOT / "src"))
 
-from benchmarks.zoo.cases import Case, cases  # noqa: E402 - after the path set-up above
+from benchmarks.zoo import heldout  # noqa: E402 - after the path set-up above
+from benchmarks.zoo.cases import Case, cases as zoo_cases  # noqa: E402
 from benchmarks.zoo.judge import LiveJudge, serving  # noqa: E402
 from grpokit.integrations.judge_server import MISSING as JUDGE_MISSING, server_available  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results"
+CASE_SETS = {"zoo": zoo_cases, "heldout": heldout.cases}
 GIB = 1024 ** 3
 
 
@@ -202,6 +204,12 @@ def train_case(case: Case, config: Path, work: Path) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     res = run_cli(["train", str(config)], cap=case.memory_cap_gib, timeout=max(900, case.steps * 240),
                   log=work / case.name / "train.log")
+    if case.resume_to and res["rc"] == 0:
+        # The run finished its steps; a user raises max_steps and resumes it, as `train --resume` advises.
+        more = run_cli(["train", str(config), "--resume", "--set", f"training.max_steps={case.resume_to}"],
+                       cap=case.memory_cap_gib, timeout=max(900, (case.resume_to - case.steps) * 240),
+                       log=work / case.name / "resume.log")
+        res = {**more, "wall_s": round(res["wall_s"] + more["wall_s"], 1), "first_leg": res}
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     res["cpu_s"] = round((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), 1)
     return res
@@ -311,13 +319,20 @@ def table(results: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", dest="case_set", choices=sorted(CASE_SETS), default="zoo",
+                        help="zoo: the cases the rules were tuned on; heldout: runs they never saw")
     parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="cases trained at once (one CPU thread each)")
-    parser.add_argument("--work", default="/tmp/grpokit-health-zoo", help="where the run directories go")
+    parser.add_argument("--work", default="", help="where the run directories go (default /tmp/grpokit-health-SET)")
     parser.add_argument("--rescore", action="store_true", help="score the run directories in --work again")
-    parser.add_argument("--output", default=str(RESULTS / "health_zoo.json"))
+    parser.add_argument("--output", default="", help="default benchmarks/results/health_zoo.json (zoo), "
+                        "health_zoo_heldout.json (heldout)")
     parser.add_argument("--fixtures", default="", help="also copy each run's metrics, config and status here")
     opts = parser.parse_args()
+    cases = CASE_SETS[opts.case_set]
+    opts.work = opts.work or f"/tmp/grpokit-health-{opts.case_set}"
+    opts.output = opts.output or str(RESULTS / ("health_zoo.json" if opts.case_set == "zoo"
+                                                else f"health_zoo_{opts.case_set}.json"))
     chosen = [c for c in cases() if not opts.cases or c.name in opts.cases.split(",")]
     if opts.cases and len(chosen) != len(opts.cases.split(",")):
         known = [c.name for c in cases()]

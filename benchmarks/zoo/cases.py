@@ -31,6 +31,7 @@ class Case:
     judge: dict[str, Any] | None = None  # an llm_judge reward (weight, params); the harness serves it, sets base_url
     kill_judge_after_step: int | None = None  # SIGKILL that server once metrics.jsonl has logged this step
     eval_every: int = 0             # held-out evaluation every this many steps (0: none; it adds to a step's cost)
+    resume_to: int | None = None    # after `steps`, `train --resume` with max_steps raised to this
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
