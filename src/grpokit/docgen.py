@@ -52,8 +52,11 @@ def alert_thresholds() -> str:
         "| Alert | Fires when (defaults) | Patience (defaults) | `health:` keys |",
         "| --- | --- | --- | --- |",
     ]
+    from grpokit.config.health_aliases import FLAT_KEYS
+
     for s in SYMPTOMS:
-        keys = ", ".join(f"`{k}`" for k in s.keys) or "(none: `disable` only)"
+        flat = [key for key, targets in FLAT_KEYS.items() if any(rule == s.rule for rule, _ in targets)]
+        keys = ", ".join(f"`{k}`" for k in flat) or "(none: `disable` only)"
         lines.append(f"| `{s.rule}` ({s.severity}) | {s.threshold.format(**defaults)} "
                      f"| {s.patience.format(**defaults)} | {keys} |")
     cap = HealthConfig(expected_logged_steps=3)

@@ -144,19 +144,17 @@ def test_callback_learns_the_run_length(tmp_path):
 
 
 def test_every_threshold_is_documented():
-    # skill/troubleshooting.md renders each row's threshold and patience with these defaults;
-    # a HealthConfig key no row names would be a knob users cannot find.
-    from dataclasses import fields
+    # skill/troubleshooting.md renders each row's threshold and patience with its rule's defaults;
+    # a parameter no row names would be a knob users cannot find.
+    from grpokit.health.symptoms import BY_RULE
+    from grpokit.health.table import TABLE
 
-    from grpokit.health.symptoms import SYMPTOMS
-
-    defaults = HealthConfig().to_dict()
-    general = {"enabled", "stop_on_critical", "disable", "realert_steps", "clear_steps", "expected_logged_steps"}
-    documented = {key for s in SYMPTOMS for key in s.keys}
-    assert documented <= set(defaults)
-    assert {f.name for f in fields(HealthConfig)} - general == documented
-    for s in SYMPTOMS:
-        assert s.threshold.format(**defaults) and s.patience.format(**defaults), s.rule
+    for rule in TABLE:
+        words = rule.threshold + rule.patience
+        names = set(rule.params.names()) - {"enabled", "patience"}
+        assert {n for n in names if "{" + n + "}" not in words} == set(), rule.id
+        assert set(BY_RULE[rule.id].keys) == names | {"patience"}
+        assert "{" not in "".join(rule.describe()), rule.id
 
 
 def test_every_rule_has_a_scenario():

@@ -12,6 +12,8 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from grpokit.config.health_aliases import FLAT_KEYS
+from grpokit.config.health_params import PARAMS, RuleParams
 from grpokit.errors import ConfigError
 
 RULE_IDS: tuple[str, ...] = (
@@ -126,6 +128,12 @@ class HealthConfig:
         _check_judge_fields(self)
         if self.expected_logged_steps is not None and int(self.expected_logged_steps) < 1:
             raise ConfigError(f"health.expected_logged_steps must be at least 1, got {self.expected_logged_steps}")
+
+    def params(self, rule: str) -> RuleParams:
+        """The parameters of `rule` (grpokit.config.health_params), from this section's keys."""
+        values = {name: getattr(self, flat) for flat, targets in FLAT_KEYS.items() for target, name in targets
+                  if target == rule}
+        return PARAMS[rule](**values)
 
     def patience(self, key: str) -> int:
         """The patience named `key` (a *_steps field), as it applies to this run.
