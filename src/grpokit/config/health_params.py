@@ -186,6 +186,12 @@ class RewardUnscorable(RuleParams):
 
 
 @dataclass
+class RewardHung(RuleParams):
+    """A reward's watchdog gave up on it (rewards/<name>/timeouts): certain, not a noisy share, so at once."""
+    RULE = "reward_hung"
+
+
+@dataclass
 class OutOfMemory(RuleParams):
     RULE = "out_of_memory"
     SHARES = ("memory_frac",)
@@ -237,4 +243,4 @@ class JudgeSlow(RuleParams):
 
 PARAMS: dict[str, type[RuleParams]] = {cls.RULE: cls for cls in (
     NoLearningSignal, Truncation, Collapse, KlBlowup, NonFinite, Diverged, RewardStuck, LengthDrift,
-    RewardUnscorable, OutOfMemory, ToolCallsFail, ToolNeverCalled, ToolTurnLimit, JudgeFailing, JudgeSlow)}
+    RewardUnscorable, RewardHung, OutOfMemory, ToolCallsFail, ToolNeverCalled, ToolTurnLimit, JudgeFailing, JudgeSlow)}

@@ -1,7 +1,8 @@
-"""reward_unscorable: a reward that cannot score the samples."""
+"""The rules on the rewards themselves: reward_unscorable (most samples unscored) and reward_hung (a
+reward that never answered)."""
 from __future__ import annotations
 
-from grpokit.config.health_params import RewardUnscorable
+from grpokit.config.health_params import RewardHung, RewardUnscorable
 from grpokit.health.evidence import Evidence, quiet
 from grpokit.health.history import finite
 from grpokit.health.rule import Rule, RunFacts
@@ -24,6 +25,20 @@ def check_reward_unscorable(s: Signals, p: RewardUnscorable, run: RunFacts) -> E
     return worst
 
 
+def check_reward_hung(s: Signals, p: RewardHung, run: RunFacts) -> Evidence:
+    hung = [(name, s.now(f"rewards/{name}/timeouts")) for name in s.reward_names]
+    hung = [(name, count) for name, count in hung if count]
+    if not hung:
+        return quiet()
+    words = []
+    for name, count in hung:
+        # The first error's text reaches the live monitor only (metrics.jsonl keeps numbers).
+        error = s.latest.get(f"rewards/{name}/first_error")
+        words.append(f"reward {name!r} hung on {count:g} batch(es) this step and scored None for them"
+                     + (f": {error}" if error else ""))
+    return Evidence(True, float(sum(count for _, count in hung)), 0.0, "; ".join(words))
+
+
 RULES = (
     Rule(
         params=RewardUnscorable, severity="warning", title="A reward returns None or fails for most samples",
@@ -38,5 +53,20 @@ RULES = (
              "`grpokit rewards test` on a few samples, and look at the first error in alerts.jsonl."),
         threshold="a reward's None share or error share >= {max_none_frac}, or its mean is missing (None)",
         patience="{patience} logged steps in a row",
+    ),
+    Rule(
+        params=RewardHung, severity="warning", title="A reward hung: its watchdog gave up on it",
+        reads=("rewards/<name>/timeouts",), check=check_reward_hung,
+        # A hang is why its batches scored None: the hang is the alert, on its step, not the unscored share.
+        explains=("reward_unscorable",),
+        looks_like="rewards/<name>/timeouts above 0 (the console printed \"reward ... hung\" at that step).",
+        cause=("The reward did not answer within its timeout: a sandbox, judge or network call that never "
+               "returned, or a reward far slower than the step. Its watchdog stopped waiting and those completions "
+               "scored None, so the step learned from the other rewards only."),
+        fix=("Run the reward alone on a few completions (`grpokit rewards test`) to see it hang; raise its "
+             "rewards[].timeout if it is only slow, or set isolate: true so a hung call is killed; check the "
+             "service it calls. The first error is in alerts.jsonl."),
+        threshold="a reward's rewards/<name>/timeouts > 0 (a batch its watchdog gave up on)",
+        patience="at once (1 logged step)",
     ),
 )
