@@ -16,7 +16,9 @@ from typing import Any
 
 from grpokit.health.rules import (HealthConfig, expected_logged_steps, finite, is_held_out_log, is_train_log,
                                   replay_monitor, step_ranges)
+from grpokit.health.loss_words import explain_loss  # noqa: F401  (re-exported: the report and docs read it here)
 from grpokit.health.run_status import post_mortem
+from grpokit.health.stand_downs import StandDown, gather
 from grpokit.health.symptoms import BY_RULE, SYMPTOMS, Symptom, to_markdown  # noqa: F401  (to_markdown re-exported)
 from grpokit.run_directory import layout
 from grpokit.run_directory.jsonl import read_jsonl, without_redone
@@ -42,6 +44,11 @@ class Finding:
     # its own steps, so "step 2" alone names two places in a two-stage run.
     stages: list[str | None] = field(default_factory=list)
     first_stage: str | None = None
+    # The measurement behind the first alert, against the threshold it crossed (None: not a number).
+    value: float | None = None
+    threshold: float | None = None
+    # Where this rule stayed quiet although part of its condition held (health/stand_downs.py).
+    stood_down: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -151,11 +158,24 @@ def _symptom_finding(symptom: Symptom, evidence: str, steps: list[int], source: 
                    last_step=max(steps) if steps else None, count=len(steps) or 1, sources=[source])
 
 
+@dataclass
+class Diagnosis:
+    findings: list[Finding]
+    # Stand-downs of the rules that raised no finding: what the rules looked at and why they stayed quiet.
+    stood_down: list[StandDown]
+
+
 def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     """Findings for a run directory, most severe first. An empty list means nothing wrong was seen."""
+    return diagnosis(run_dir).findings
+
+
+def diagnosis(run_dir: str | Path | RunData) -> Diagnosis:
+    """The findings (most severe first) and the stand-downs of the rules that stayed quiet."""
     run = run_dir if isinstance(run_dir, RunData) else load_run(run_dir)
     train = run.train_metrics
     findings: dict[str, Finding] = {}
+    quiet: dict[tuple[str, str], StandDown] = {}
     # Each stage is replayed on its own monitor, as each stage's trainer had its own live one: its
     # baselines are its first steps (a stage often changes the rewards). The held-out records go in too,
     # where they were written: reward_stuck weighs them as the live monitor does.
@@ -163,12 +183,13 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
         hc = health_config_for(run.config, [r for r in records if is_train_log(r)], stage)
         hc.enabled = True
         monitor = replay_monitor(records, hc)
+        gather(monitor.stood_down, stage, quiet)
         for alert in monitor.alerts:
             f = findings.get(alert.rule)
             if f is None:
                 findings[alert.rule] = f = _symptom_finding(BY_RULE[alert.rule], alert.message, [alert.step], "metrics",
                                                               alert.fix)
-                f.first_stage = stage
+                f.first_stage, f.value, f.threshold = stage, alert.value, alert.threshold
             else:
                 f.count += 1
                 f.last_step = alert.step
@@ -221,7 +242,10 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     # varied is what truncation or a too-hard task looks like from that reward), then by first step.
     out.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), f.rule in DERIVED,
                             f.first_step if f.first_step is not None else 0, f.rule in GENERIC))
-    return out
+    for f in out:
+        f.stood_down = [s.to_dict() for s in quiet.values() if s.rule == f.rule]
+    fired = {f.rule for f in out}
+    return Diagnosis(out, [s for s in quiet.values() if s.rule not in fired])
 
 
 DERIVED = ("reward_constant",)
@@ -298,45 +322,6 @@ def _loss_findings(train: list[dict[str, Any]], config: dict[str, Any]) -> list[
     return notes
 
 
-def explain_loss(beta: float = 0.0, num_iterations: int = 1, part: str = "all") -> str:
-    """Why the GRPO loss looks the way it does, in plain words.
-
-    part: "start" (why it starts near 0), "rising" (why it goes up), "zero" (why
-    it can be exactly 0), or "all".
-    """
-    start = (
-        "GRPO's loss is not a measure of how good the model is. Each completion's advantage is its reward "
-        "minus the mean reward of its group (divided by the group's std), so within every group the "
-        "advantages add up to 0. On the first pass over a batch the new and old policies are the same, "
-        "so the probability ratio is exactly 1 and the policy term is minus the average advantage: about 0. "
-        "The gradient is not 0 -- it pushes up the completions that beat their group and down the rest -- "
-        "but the number printed is."
-    )
-    rising = (
-        "A rising loss is normal. With beta > 0 the loss includes beta times the KL divergence from the "
-        "reference model, and KL grows as the model learns (that is the model moving), so the loss grows "
-        f"with it{' (your beta is ' + format(beta, 'g') + ')' if beta else ''}. With the default token-level "
-        "loss (loss_type dapo/bnpo/dr_grpo) long and short completions weigh differently, so the policy "
-        "term drifts away from 0 when length and advantage are correlated. Judge the run by reward, "
-        "reward_std and kl, not by loss."
-    )
-    zero = (
-        "With beta = 0 there is no KL term, and with num_iterations = 1 every batch is used once, so the "
-        "ratio is always 1 and the loss is minus the mean advantage. With a per-completion average "
-        "(loss_type: grpo) that mean is exactly 0 at every step; with the token-level losses it is 0 up to "
-        "length effects. It is also exactly 0 when every group has zero reward variance (all advantages 0), "
-        "and then nothing is learned: check reward_std."
-    )
-    if beta == 0.0 and num_iterations == 1:
-        zero = "Your run has beta = 0 and num_iterations = 1. " + zero
-    parts = {"start": start, "rising": rising, "zero": zero}
-    if part == "all":
-        return "\n\n".join(parts.values())
-    if part not in parts:
-        raise ValueError(f"part must be one of {[*parts, 'all']}, got {part!r}")
-    return parts[part]
-
-
 def format_findings(findings: list[Finding]) -> str:
     """Findings as plain text for a terminal."""
     if not findings:
@@ -345,8 +330,19 @@ def format_findings(findings: list[Finding]) -> str:
     for f in findings:
         where = f" ({where_text(f)})" if where_text(f) else ""
         lines.append(f"[{f.severity}] {f.title}{where}\n  seen: {f.evidence}\n  why: {f.cause}\n  fix: {f.fix}")
+        if measured_text(f):
+            lines.append(f"  measured: {measured_text(f)}")
+        for s in f.stood_down:
+            lines.append(f"  stood down ({StandDown(**s).where()}): {s['reason']}: {s['detail']}")
     return "\n".join(lines)
 
+
+
+def measured_text(f: Finding) -> str:
+    """The first alert's value against its threshold, in words ("" where the rule gives no number)."""
+    if f.value is None:
+        return ""
+    return f"{f.value:.4g}" + (f" against a threshold of {f.threshold:.4g}" if f.threshold is not None else "")
 
 
 def by_stage(records: list[dict[str, Any]]) -> list[tuple[str | None, list[dict[str, Any]]]]:

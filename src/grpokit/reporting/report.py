@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grpokit.health.diagnose import RunData, diagnose, health_config_for, load_run
+from grpokit.health.diagnose import RunData, diagnosis, health_config_for, load_run
 from grpokit.health.rules import HealthConfig, finite
 from grpokit.run_directory import layout
 
@@ -289,9 +289,10 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> dict
     out = Path(out_dir) if out_dir else run.run_dir
     out.mkdir(parents=True, exist_ok=True)
     hc = health_config_for(run.config, run.train_metrics)
-    findings = diagnose(run)
+    result = diagnosis(run)
+    findings = result.findings
     png = plot_curves(run, out / layout.CURVES, hc, findings)
-    html = render_html(run, findings, png.read_bytes())
+    html = render_html(run, findings, png.read_bytes(), result.stood_down)
     html_path = out / layout.REPORT
     html_path.write_text(html, encoding="utf-8")
     return {"png": png, "html": html_path}
