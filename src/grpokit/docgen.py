@@ -84,6 +84,11 @@ def alert_thresholds() -> str:
         "tool_call_success) says instead what that reward did: scored 0 on every completion, or the same on "
         "every one. `stop_on_critical: true` saves a checkpoint and stops on a critical alert.",
         "",
+        "`grpokit report` also runs the table's after-run rules over the whole history and run_status.json: "
+        "`reward_constant` and `loss_zero`/`loss_rising` (each with `min_steps`, 5), `no_metrics`, and how the run "
+        "ended (`run_interrupted`, `run_failed`, `run_killed`, `run_status_unknown`, and `out_of_memory` from "
+        "run_status.json); each takes `enabled: false` like the live rules.",
+        "",
         "The flat keys and where they now live (a flat key two rules read sets both):",
         "",
         "| Flat key (deprecated) | Now |",

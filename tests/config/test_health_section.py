@@ -8,8 +8,10 @@ from grpokit.health import rules, symptoms, table
 
 def test_rule_ids_are_the_health_rules():
     # Config comes before health, so it keeps its own copy of the ids health.disable accepts.
-    assert RULE_IDS == symptoms.RULES, "copy symptoms.RULES into grpokit/config/health_section.py RULE_IDS"
+    # One list: the parameter classes' ids are the table's, live rules first, then the after-run ones.
     assert RULE_IDS == tuple(rule.id for rule in table.TABLE)
+    assert symptoms.RULES == tuple(table.STEP_RULES) == RULE_IDS[:len(symptoms.RULES)]
+    assert {"reward_constant", "loss_zero", "run_killed", "no_metrics"} <= set(RULE_IDS) - set(symptoms.RULES)
 
 
 def test_the_rules_use_the_config_section():
@@ -60,6 +62,9 @@ def test_rule_block_errors(data, needle):
 def test_every_rule_can_be_switched_off(rule):
     from grpokit.health.monitor import HealthMonitor
 
+    if rule not in table.STEP_RULES:  # read after the run: tests/health/test_after_run_rules.py switches them off
+        assert HealthConfig.from_dict({"rules": {rule: {"enabled": False}}}).params(rule).enabled is False
+        return
     assert rule in HealthMonitor(HealthConfig())._rules
     assert rule not in HealthMonitor(HealthConfig.from_dict({"rules": {rule: {"enabled": False}}}))._rules
     assert rule not in HealthMonitor(HealthConfig.from_dict({"disable": [rule]}))._rules

@@ -148,9 +148,9 @@ def test_every_threshold_is_documented():
     # skill/troubleshooting.md renders each row's threshold and patience with its rule's defaults;
     # a parameter no row names would be a knob users cannot find.
     from grpokit.health.symptoms import BY_RULE
-    from grpokit.health.table import TABLE
+    from grpokit.health.table import STEP_RULES
 
-    for rule in TABLE:
+    for rule in STEP_RULES.values():
         words = rule.threshold + rule.patience
         names = set(rule.params.names()) - {"enabled", "patience"}
         assert {n for n in names if "{" + n + "}" not in words} == set(), rule.id

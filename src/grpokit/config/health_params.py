@@ -241,6 +241,55 @@ class JudgeSlow(RuleParams):
             raise ConfigError(f"{self.key('max_latency_s')} must be a positive number of seconds, got {self.max_latency_s}")
 
 
+@dataclass
+class RewardConstant(RuleParams):
+    """After the run: a reward that gave every completion the same score at every logged step."""
+    RULE = "reward_constant"
+    COUNTS = ("min_steps",)
+    min_steps: int = 5                  # logged steps of a reward before its flatness means anything
+
+
+@dataclass
+class LossZero(RuleParams):
+    RULE = "loss_zero"
+    COUNTS = ("min_steps",)
+    min_steps: int = 5
+
+
+@dataclass
+class LossRising(RuleParams):
+    RULE = "loss_rising"
+    COUNTS = ("min_steps",)
+    min_steps: int = 5
+
+
+@dataclass
+class NoMetrics(RuleParams):
+    RULE = "no_metrics"
+
+
+@dataclass
+class RunInterrupted(RuleParams):
+    RULE = "run_interrupted"
+
+
+@dataclass
+class RunFailed(RuleParams):
+    RULE = "run_failed"
+
+
+@dataclass
+class RunStatusUnknown(RuleParams):
+    RULE = "run_status_unknown"
+
+
+@dataclass
+class RunKilled(RuleParams):
+    RULE = "run_killed"
+
+
 PARAMS: dict[str, type[RuleParams]] = {cls.RULE: cls for cls in (
     NoLearningSignal, Truncation, Collapse, KlBlowup, NonFinite, Diverged, RewardStuck, LengthDrift,
-    RewardUnscorable, RewardHung, OutOfMemory, ToolCallsFail, ToolNeverCalled, ToolTurnLimit, JudgeFailing, JudgeSlow)}
+    RewardUnscorable, RewardHung, OutOfMemory, ToolCallsFail, ToolNeverCalled, ToolTurnLimit, JudgeFailing, JudgeSlow,
+    # Read after the run, over its whole history and run_status.json (grpokit.health.checks.after_run, run_end).
+    RewardConstant, LossZero, LossRising, NoMetrics, RunInterrupted, RunFailed, RunStatusUnknown, RunKilled)}

@@ -32,3 +32,19 @@ class Evidence:
 def quiet(*stood_down_for: tuple[str, str]) -> Evidence:
     """A reading that does not hold, with the stand-downs that kept it quiet (none: it simply did not)."""
     return Evidence(False, stood_down_for=list(stood_down_for))
+
+
+@dataclass
+class RunReading(Evidence):
+    """What a rule that reads the whole run (its history, its config, run_status.json) found: one finding,
+    with the words where they depend on what was found (a reward's name, how the run ended)."""
+    title: str | None = None      # None: the rule's
+    severity: str | None = None
+    cause: str | None = None
+    fix: str | None = None
+    first_step: int | None = None
+    last_step: int | None = None
+    count: int = 1
+    ranges: list[list[int]] = field(default_factory=list)
+    stage: str | None = None
+    source: str | None = None     # what it was read from, for Finding.sources: "metrics" or "run_status"

@@ -18,7 +18,7 @@ from grpokit.health.history import History, finite
 from grpokit.health.logs import is_held_out_log, is_train_log
 from grpokit.health.rule import RunFacts
 from grpokit.health.signals import Signals
-from grpokit.health.table import BY_ID
+from grpokit.health.table import STEP_RULES as BY_ID
 
 
 class HealthMonitor:

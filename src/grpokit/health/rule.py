@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from grpokit.config.health_params import RuleParams
-from grpokit.health.evidence import Evidence
+from grpokit.health.evidence import Evidence, RunReading
 from grpokit.health.signals import Signals
 
 
@@ -29,6 +29,8 @@ class RunFacts:
 
 
 Check = Callable[[Signals, RuleParams, RunFacts], Evidence]
+# A rule that reads the whole run (history, config, run_status.json): its findings, once the run is read.
+AfterRun = Callable[[Any, RuleParams], list[RunReading]]
 
 
 @dataclass(frozen=True)
@@ -37,13 +39,14 @@ class Rule:
     severity: str                 # "critical" (the run is wasting compute) or "warning"
     title: str                    # a short name a person recognises
     reads: tuple[str, ...]        # the metrics and signals it reads (the report marks their panels)
-    check: Check
+    check: Check | None           # on every logged step; None: the rule reads the finished run only
     looks_like: str               # what the curves show
     cause: str                    # why it happens
     fix: str                      # what to change, with grpokit config keys
-    threshold: str                # when it fires, a template over its parameters ({kl_max} -> 0.5)
-    patience: str                 # how long it must hold, a template over its parameters
+    threshold: str = ""           # when it fires, a template over its parameters ({kl_max} -> 0.5)
+    patience: str = ""            # how long it must hold, a template over its parameters
     explains: tuple[str, ...] = ()  # the findings it makes redundant when it holds
+    after_run: AfterRun | None = None  # over the whole run, by `grpokit report` (health/run_signals.py)
 
     @property
     def id(self) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grpokit.health.table import TABLE
+from grpokit.health.table import STEP_RULES
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ def _symptom(rule) -> Symptom:
                    patience=patience, keys=keys)
 
 
-SYMPTOMS: tuple[Symptom, ...] = tuple(_symptom(rule) for rule in TABLE)
+# The live rules' rows; the after-run notes (reward_constant, loss_*, how the run ended) have their own words.
+SYMPTOMS: tuple[Symptom, ...] = tuple(_symptom(rule) for rule in STEP_RULES.values())
 BY_RULE: dict[str, Symptom] = {s.rule: s for s in SYMPTOMS}
 RULES: tuple[str, ...] = tuple(BY_RULE)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from grpokit.config.health_params import OutOfMemory
 from grpokit.health.evidence import Evidence, quiet
+from grpokit.health.checks.run_end import ended_as
 from grpokit.health.rule import Rule, RunFacts
 from grpokit.health.signals import Signals
 
@@ -20,6 +21,7 @@ RULES = (
     Rule(
         params=OutOfMemory, severity="critical", title="Out of memory",
         reads=("memory/peak_gib", "memory/limit_gib"), check=check_out_of_memory,
+        after_run=ended_as,  # run_status.json: an allocation failed, or the process is gone near the limit
         looks_like=("memory/peak_gib climbs to memory/limit_gib; or the run stopped without finishing and its "
                     "run_status.json says an allocation failed, or the process is gone with memory near the limit."),
         cause=("Training needs more memory than the limit that binds (the machine's RAM, a container's cgroup, "
