@@ -10,7 +10,8 @@ one reward wrapper; RewardStatsCallback (grpokit.training.callbacks) puts the nu
 each log, and the error text reaches the rules through `reward_calls.last_window`.
 
 Alerts go to the console (rich) and to <run_dir>/alerts.jsonl (each with its step and stage), on rank 0 only.
-The rules themselves live in rules.py (pure, cheap, replayable).
+The rules themselves are the table's (table.py), run by monitor.py (pure, cheap, replayable); a hung
+reward (the watchdog's timeouts) is one of them, reward_hung.
 
 The monitor's state (baselines, patience, alerts raised) goes into every checkpoint (state_dict, written by
 grpokit.training.checkpoints before the completion marker) and comes back on resume (restore), so a resumed

@@ -11,6 +11,12 @@ from grpokit.health.history import History, finite
 
 
 class Signals:
+    # The metrics behind each shared quantity: a rule that names the quantity in its `reads` reads these.
+    READS: dict[str, tuple[str, ...]] = {
+        "nothing_scores": ("reward", "reward_std"),
+        "held_out_rise": ("eval/accuracy", "eval/prompts", "eval/samples_per_prompt"),
+    }
+
     def __init__(self, history: History):
         self.history = history
 

@@ -32,7 +32,7 @@ def check_judge_slow(s: Signals, p: JudgeSlow, run: RunFacts) -> Evidence:
 RULES = (
     Rule(
         params=JudgeFailing, severity="critical", title="The judge does not answer",
-        reads=("judge/<name>/failure_frac",), check=check_judge_failing,
+        reads=("judge/<name>/failure_frac", "judge/<name>/first_error"), check=check_judge_failing,
         explains=("reward_unscorable",),  # a judge that is down explains the judge reward's None scores
         looks_like="judge/<name>/failure_frac above 0; rewards/llm_judge/mean missing or based on few samples.",
         cause=("The judge endpoint is down, unreachable, rejects the key, runs out of the step's budget_s, or "

@@ -107,7 +107,7 @@ RULES = (
     ),
     Rule(
         params=LengthDrift, severity="warning", title="Completion length drifting to the limit",
-        reads=("completions/mean_length", "completions/clipped_ratio", "completions/cut_answer_gap"),
+        reads=("completions/mean_length", "completions/clipped_ratio", "completions/cut_answer_gap", "reward_std"),
         check=check_length_drift,
         looks_like=("completions/mean_length climbs toward max_completion_length; completions cut at the limit "
                     "score higher than finished ones (completions/cut_answer_gap above 0)."),

@@ -63,7 +63,7 @@ def _a_reward_rose(s: Signals, p: RewardStuck) -> str:
 RULES = (
     Rule(
         params=RewardStuck, severity="warning", title="Reward stuck or falling",
-        reads=("reward", "reward_std"),
+        reads=("reward", "reward_std", "rewards/<name>/mean", "rewards/<name>/std", "held_out_rise"),
         check=check_reward_stuck,
         looks_like="the reward curve is flat (or going down) over a window while reward_std is healthy.",
         cause=("There is signal but the updates do not move the policy toward it: learning rate too low, "

@@ -42,7 +42,7 @@ def check_reward_hung(s: Signals, p: RewardHung, run: RunFacts) -> Evidence:
 RULES = (
     Rule(
         params=RewardUnscorable, severity="warning", title="A reward returns None or fails for most samples",
-        reads=("rewards/<name>/mean", "rewards/<name>/none_frac", "rewards/<name>/error_frac"),
+        reads=("rewards/<name>/mean", "rewards/<name>/none_frac", "rewards/<name>/error_frac", "rewards/<name>/first_error"),
         check=check_reward_unscorable,
         # Unscored samples leave the groups alike, then the reward flat.
         explains=("no_learning_signal", "reward_stuck"),
@@ -56,7 +56,7 @@ RULES = (
     ),
     Rule(
         params=RewardHung, severity="warning", title="A reward hung: its watchdog gave up on it",
-        reads=("rewards/<name>/timeouts",), check=check_reward_hung,
+        reads=("rewards/<name>/timeouts", "rewards/<name>/first_error"), check=check_reward_hung,
         # A hang is why its batches scored None: the hang is the alert, on its step, not the unscored share.
         explains=("reward_unscorable",),
         looks_like="rewards/<name>/timeouts above 0 (the console printed \"reward ... hung\" at that step).",

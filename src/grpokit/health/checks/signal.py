@@ -68,7 +68,7 @@ def _low_entropy_or_alike(s: Signals, p: Collapse) -> Evidence | None:
 
 RULE_NO_SIGNAL = Rule(
     params=NoLearningSignal, severity="warning", title="No learning signal",
-    reads=("frac_reward_zero_std", "reward_std"),
+    reads=("frac_reward_zero_std", "reward_std", "nothing_scores"),
     check=check_no_learning_signal,
     explains=("reward_stuck",),
     looks_like="frac_reward_zero_std near 1 or reward_std under 0.1 for several steps; loss near 0.",
@@ -85,7 +85,7 @@ RULES = (
     RULE_NO_SIGNAL,
     Rule(
         params=Collapse, severity="warning", title="Collapse into one answer",
-        reads=("entropy", "completions/distinct_frac", "completions/shared_answer_frac"),
+        reads=("entropy", "completions/distinct_frac", "completions/shared_answer_frac", "frac_reward_zero_std"),
         check=check_collapse,
         # Identical completions give zero reward variance, then a flat reward.
         explains=("no_learning_signal", "reward_stuck"),
