@@ -27,13 +27,13 @@ from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(1, str(ROOT))  # benchmarks.synthetic_runs
+sys.path.insert(1, str(ROOT))  # tests.helpers.synthetic_runs
 
 from grpokit.health.callback import HealthCallback  # noqa: E402
 from grpokit.rewards.reward_set import RewardSet  # noqa: E402
 from grpokit.rewards.trainer_rewards import TrainerRewards  # noqa: E402
 from grpokit.training.callbacks import RewardStatsCallback  # noqa: E402
-from benchmarks.synthetic_runs import history  # noqa: E402
+from tests.helpers.synthetic_runs import history  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "health_overhead.json"
 
@@ -85,7 +85,7 @@ def time_on_log(steps: int = 500) -> dict:
 def _tiny_trainer_parts():
     from datasets import Dataset
 
-    from benchmarks.tiny_model import build_tiny_model
+    from grpokit.models.tiny import build_tiny_model
 
     model, tok = build_tiny_model(hidden_size=64, num_attention_heads=4, num_key_value_heads=2)
     data = Dataset.from_list([{"prompt": f"what is {i} + {i} ?", "answer": str(2 * i)} for i in range(64)])

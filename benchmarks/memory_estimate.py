@@ -171,7 +171,7 @@ def gpu_held_out() -> list[dict]:
     from benchmarks.gpu_check import SIZES, train_specs
     from benchmarks.gpu_check_worker import run_config
     from benchmarks.model_shapes import model_config
-    from benchmarks.tiny_model import make_tokenizer
+    from grpokit.models.tiny import make_tokenizer
     from grpokit import optional
     from grpokit.config import profiles
     from grpokit.health.doctor import memory_parts

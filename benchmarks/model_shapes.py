@@ -3,7 +3,7 @@
 A GPU check measures time and memory, which depend on a model's shape, not on what its
 weights learned; so Qwen2.5-1.5B-Instruct and SmolLM2-135M-Instruct are rebuilt here from
 their published config values with random weights, next to a byte-level tokenizer
-(benchmarks/tiny_model.py). The tokenizer is far smaller than the models' vocabularies:
+(grpokit/models/tiny.py). The tokenizer is far smaller than the models' vocabularies:
 token ids it does not know decode to nothing, while the embedding and LM head keep their
 full width, so generation and the loss cost what they cost with the real tokenizer.
 
@@ -61,7 +61,7 @@ def save_random_model(name: str, directory: Path, *, tiny: bool = False, device:
     import torch
     from transformers import AutoModelForCausalLM
 
-    from benchmarks.tiny_model import make_tokenizer
+    from grpokit.models.tiny import make_tokenizer
 
     tokenizer = make_tokenizer("chatml")
     config = model_config(name, tokenizer, tiny=tiny)

@@ -2,7 +2,7 @@
 
     python benchmarks/report_screenshot.py [RUN_DIR] [--scenario collapse] [--out benchmarks/results/report_screenshot.png]
 
-Without RUN_DIR a synthetic run (benchmarks/synthetic_runs.py) is written to a temp dir,
+Without RUN_DIR a synthetic run (tests/helpers/synthetic_runs.py) is written to a temp dir,
 so the page can be checked before a real demo run exists. Needs `chromium`
 (apt-get install -y chromium). Writes the PNG and <out>.json with what was checked.
 """
@@ -19,10 +19,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(1, str(ROOT))  # benchmarks.synthetic_runs
+sys.path.insert(1, str(ROOT))  # tests.helpers.synthetic_runs
 
 from grpokit.reporting.report import write_report  # noqa: E402
-from benchmarks.synthetic_runs import write_run  # noqa: E402
+from tests.helpers.synthetic_runs import write_run  # noqa: E402
 
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -8,8 +8,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 # Tests exercise this checkout's source even when another checkout is installed.
 sys.path.insert(0, str(SRC))
-# The checkout root, for benchmarks.tiny_model: the tiny test model lives with the benchmarks,
-# which use it too and must not import the test suite. Behind SRC, so grpokit still comes from SRC.
+# The checkout root, for tests.helpers and the tests of a benchmark (benchmarks.*). Behind SRC, so grpokit
+# still comes from SRC.
 sys.path.insert(1, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
 # CI and developers have shared/ beside the checkout; a worktree elsewhere sets GRPOKIT_SHARED_DATA.
@@ -71,7 +71,7 @@ def tiny_run_dir(tmp_path_factory):
     For tests that read what a run leaves behind (the report in a browser); training it once
     per session keeps its cost (tens of seconds on a loaded CPU) out of every test that reads it.
     """
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
     from grpokit.config.run_config import from_dict
     from grpokit.training.trainer import train
 
@@ -117,7 +117,7 @@ def tiny_roles_model_dir(tmp_path_factory):
     No BOS, role markers as special tokens, grouped-query attention: unlike SmolLM2 on purpose.
     Tests load their own copy from it (from_pretrained), so none sees another's changes.
     """
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
 
     return make_tiny_model(tmp_path_factory.mktemp("tiny-roles") / "model", chat_format="roles", vocab_size=0,
                            hidden_size=64, num_attention_heads=4)
@@ -130,7 +130,7 @@ def tiny_gqa_model():
     Read-only by contract (eval mode; doctor's probe and calibration only generate with it).
     """
     pytest.importorskip("torch")
-    from benchmarks.tiny_model import build_tiny_model
+    from grpokit.models.tiny import build_tiny_model
 
     model, tok = build_tiny_model(num_attention_heads=4, num_key_value_heads=2)
     return model.eval(), tok

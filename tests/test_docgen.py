@@ -62,12 +62,16 @@ def test_prose_that_names_code_is_checked(tmp_path):
     (tmp_path / "skill").mkdir()
     (tmp_path / "README.md").write_text(f"{count} rewards; {count - 2}+ reward functions; a config with 3 rewards.\n"
                                         "See `health/rules.py` and grpokit.rewards.registry.register.\n")
-    (tmp_path / "skill" / "x.md").write_text(f"{count - 1} rewards. `health/nowhere.py`. grpokit.health.gone\n")
+    (tmp_path / "skill" / "x.md").write_text(f"{count - 1} rewards. `health/nowhere.py`. grpokit.health.gone\n"
+                                             "<!-- tests/journeys/test_gone.py runs these; so does tests/here.py -->\n")
     src = tmp_path / "src" / "grpokit" / "health"
     src.mkdir(parents=True)
     (src / "rules.py").write_text("")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "here.py").write_text("")
     errors = prose_errors(tmp_path)
-    assert len(errors) == 3, errors
+    assert len(errors) == 4, errors
+    assert any("skill/x.md: names tests/journeys/test_gone.py" in e for e in errors)
     assert any(f"'{count - 1} rewards'" in e for e in errors)
     assert any("health/nowhere.py" in e for e in errors)
     assert any("grpokit.health.gone" in e for e in errors)

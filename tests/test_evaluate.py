@@ -177,7 +177,7 @@ def test_default_accuracy_picks_by_gold(monkeypatch, golds, wanted):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = make_tiny_model(tmp_path_factory.mktemp("tiny"))
@@ -259,7 +259,7 @@ def eval_run(tmp_path_factory):
     """A tiny base model, a run config for it, and two checkpoints: a LoRA adapter and full weights."""
     import torch
     from peft import LoraConfig, get_peft_model
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
     from transformers import AutoModelForCausalLM
 
     from grpokit.rewards import register, registry
@@ -421,9 +421,14 @@ def test_accuracy_note(before, after, n, noise, warned):
     assert lo <= after <= hi
 
 
-@pytest.mark.parametrize("correct, n", [(0, 3), (1, 3), (3, 3), (7, 20), (100, 400)])
-def test_wilson_matches_the_benchmarks_interval(correct, n):
-    from benchmarks.stats import wilson as reference
+@pytest.mark.parametrize("correct, n, low, high", [
+    (50, 100, 0.4038, 0.5962),  # the textbook middle case
+    (0, 3, 0.0, 0.5615),        # none right: still a real upper bound (the normal interval has no width)
+    (3, 3, 0.4385, 1.0),        # all right: the mirror image
+    (7, 20, 0.1812, 0.5671),
+])
+def test_wilson_interval_by_hand(correct, n, low, high):
+    # z = 1.96: centre (p + z^2/2n) / (1 + z^2/n), half-width z sqrt(p(1-p)/n + z^2/4n^2) / (1 + z^2/n).
     from grpokit.evaluate.intervals import wilson
 
-    assert wilson(correct / n, n) == pytest.approx(reference(correct, n))
+    assert wilson(correct / n, n) == (pytest.approx(low, abs=5e-4), pytest.approx(high, abs=5e-4))

@@ -1,5 +1,6 @@
 """The import graph keeps the house's direction: leaves import no stage, each stage imports only
-leaves and the stages before it, and nothing imports the command line on top.
+leaves and the stages before it, nothing imports the command line on top, and no two packages
+import each other (not even two leaves, which the layers alone would allow).
 
 Read from the source with ast (every import, including those inside functions), so
 a lazy import cannot hide a wrong-way dependency. docs/architecture.md shows the same
@@ -15,11 +16,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "grpokit"
 # The reward library is usable (and testable) without the training stack.
 HEAVY = ("torch", "transformers", "trl", "peft", "accelerate")
 # The leaf packages: usable without any stage of the run that sits on top of them.
-LEAVES = ("grpokit.completions", "grpokit.errors", "grpokit.optional", "grpokit.bundled", "grpokit.sandbox",
+LEAVES = ("grpokit.completions", "grpokit.answer_format", "grpokit.errors", "grpokit.optional", "grpokit.bundled", "grpokit.sandbox",
           "grpokit.rewards", "grpokit.data", "grpokit.tools", "grpokit.models", "grpokit.run_directory",
           "grpokit.debug")
 # The stages of a run, in order: each may import the leaves and the stages before it, never one after it.
-STAGES = ("grpokit.config", "grpokit.health", "grpokit.evaluate", "grpokit.training", "grpokit.reporting",
+STAGES = ("grpokit.config", "grpokit.probe", "grpokit.health", "grpokit.evaluate", "grpokit.training", "grpokit.reporting",
           "grpokit.integrations")
 # On top: the command line, the demo and the generated docs; nothing else imports them.
 TOP = ("grpokit.cli", "grpokit.commands", "grpokit.demo", "grpokit.demo_recipes", "grpokit.docgen", "grpokit.__main__")
@@ -90,6 +91,53 @@ def violations(root: Path = SRC) -> list[str]:
     return out
 
 
+def unit_of(name: str, units) -> str | None:
+    """The package (or top-level module) directly under grpokit that `name` belongs to."""
+    return _under(name, units)
+
+
+def package_graph(root: Path = SRC) -> dict[str, dict[str, str]]:
+    """{package: {package it imports: the first module-level import that makes the edge}}.
+
+    A package is each directory or module directly under grpokit (rewards, data, answer_format,
+    ...); imports inside one package are not edges. The package root grpokit/__init__ is left out.
+    """
+    units = sorted({"grpokit." + p.relative_to(root).parts[0].removesuffix(".py")
+                    for p in root.rglob("*.py") if p.relative_to(root).parts != ("__init__.py",)})
+    graph: dict[str, dict[str, str]] = {u: {} for u in units}
+    for path in sorted(root.rglob("*.py")):
+        name = module_name(path, root)
+        mine = unit_of(name, units)
+        if mine is None:
+            continue
+        for imported in sorted(imports_of(path, name)):
+            theirs = unit_of(imported, units)
+            if theirs and theirs != mine:
+                graph[mine].setdefault(theirs, f"{name} imports {imported}")
+    return graph
+
+
+def cycles(root: Path = SRC) -> list[str]:
+    """One line per package cycle: the packages in order, then the import that makes each edge."""
+    graph = package_graph(root)
+    found, seen = [], set()
+    for start in graph:  # a path back to `start` through packages after it: each cycle once
+        stack = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(graph[node], reverse=True):
+                if nxt == start:
+                    key = frozenset(path)
+                    if key not in seen:
+                        seen.add(key)
+                        ring = [*path, start]
+                        why = "; ".join(graph[a][b] for a, b in zip(ring, ring[1:]))
+                        found.append(f"{' -> '.join(ring)} ({why})")
+                elif nxt > start and nxt not in path:
+                    stack.append((nxt, [*path, nxt]))
+    return sorted(found)
+
+
 def test_every_module_has_a_layer():
     # A new top-level package must be placed in the order, or its imports go unchecked.
     unplaced = [module_name(p, SRC) for p in sorted(SRC.rglob("*.py")) if layer_of(module_name(p, SRC)) is None]
@@ -98,6 +146,26 @@ def test_every_module_has_a_layer():
 
 def test_the_package_imports_one_way():
     assert violations() == []
+
+
+def test_no_two_packages_import_each_other():
+    # A cycle makes neither package usable or testable alone, even between two leaves.
+    assert cycles() == []
+
+
+def test_a_planted_cycle_is_named(tmp_path):
+    # The layout before the probe became a stage: rewards.probe loaded data, data.config read the
+    # answer format from rewards. Planted back into a copy, the check names the ring and its imports.
+    import shutil
+
+    root = tmp_path / "grpokit"
+    shutil.copytree(SRC, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "rewards" / "planted.py").write_text("def f():\n    from grpokit.data import load_data\n")
+    (root / "data" / "planted.py").write_text("from grpokit.rewards.format_params import with_answer_format\n")
+    assert cycles(root) == [
+        "grpokit.data -> grpokit.rewards -> grpokit.data (grpokit.data.planted imports grpokit.rewards.format_params; "
+        "grpokit.rewards.planted imports grpokit.data)",
+    ]
 
 
 def test_a_planted_violation_is_found(tmp_path):

@@ -161,7 +161,7 @@ def zv_parity(completions, answer, prompts, **kwargs):
 def test_training_stops_drawing_flat_prompts(tmp_path_factory):
     # Without the filter, 8 steps x 2 prompts are two full passes over the 8 rows: each even row comes twice (8).
     pytest.importorskip("trl")
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
     from grpokit.config.run_config import from_dict
     from grpokit.rewards import names, register
     from grpokit.training.trainer import train

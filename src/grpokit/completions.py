@@ -132,7 +132,7 @@ def prompt_text(prompt: Any) -> str:
 def extract_tag(text: str, tag: str) -> str | None:
     """Content of the last `<tag>...</tag>`, stripped (multi-line); None when there is no closed pair.
 
-    The one tag extractor: the answer format (grpokit.rewards.answer_format)
+    The one tag extractor: the answer format (grpokit.answer_format)
     reads answers with it. The last closing tag, then the nearest opening tag
     before it, found with two reverse searches, so it stays linear on hostile
     text (`"<answer>" * 100_000`), where a non-greedy regex is quadratic.

@@ -2,7 +2,7 @@
 
     python -m grpokit.docgen          # rewrite skill/rewards.md, skill/troubleshooting.md, docs/architecture.md's lists
     python -m grpokit.docgen --check  # exit 1 when a page differs from what the code says,
-                                      # or prose names a module that is gone or a wrong reward count
+                                      # or prose names a module or path that is gone or a wrong reward count
 """
 from __future__ import annotations
 
@@ -208,11 +208,15 @@ def fill_blocks(text: str) -> str:
 # ---------------------------------------------------------------- prose that names the code
 
 # Written by hand, so no generator keeps them true: the reward count ("N rewards") and the
-# modules the prose points at (`health/rules.py`, a dotted name in the package).
+# modules the prose points at (`health/rules.py`, a dotted name in the package), and in the
+# docs any path from the repository root (tests/journeys/test_kb_qa_journey.py, benchmarks/results/),
+# backticks or not.
 PROSE = ("README.md", "SKILL.md", "skill/*.md", "docs/*.md", "src/grpokit/**/*.py")
+DOCS = PROSE[:4]
 _COUNT = re.compile(r"\b(\d+)(\+?) (?:registered )?(?:rewards|reward functions)\b")
 _PATH = re.compile(r"`((?:[a-z_]+/)+[a-z_]+\.py)`")
 _DOTTED = re.compile(r"\bgrpokit((?:\.[A-Za-z_]\w*)+)")
+_REPO_PATH = re.compile(r"(?<![\w/.\-])((?:src|tests|benchmarks|configs|skill|docs)/(?:[\w.\-]+/)*[\w\-]+(?:\.[a-z]+|/))")
 _COUNT_FLOOR = 10  # "3 rewards" is a config's size, not the catalogue's
 
 
@@ -254,6 +258,12 @@ def prose_errors(root: Path) -> list[str]:
             for m in _DOTTED.finditer(text):
                 if not _names_a_thing("grpokit" + m.group(1)):
                     errors.add(f"{rel}: names grpokit{m.group(1)}, which does not exist")
+    for pattern in DOCS:
+        for path in sorted(root.glob(pattern)):
+            rel = path.relative_to(root).as_posix()
+            for m in _REPO_PATH.finditer(path.read_text(encoding="utf-8")):
+                if not (root / m.group(1)).exists():
+                    errors.add(f"{rel}: names {m.group(1)}, which does not exist")
     return sorted(errors)
 
 

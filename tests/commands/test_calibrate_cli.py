@@ -16,7 +16,7 @@ QUESTIONS = ["Say something.", "Name a colour.", "Count to three.", "Greet me."]
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory):
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
 
     return make_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 

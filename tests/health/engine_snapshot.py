@@ -20,7 +20,7 @@ HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures"
 GOLDEN = HERE / "snapshots" / "engine_findings.json"
 SYNTHETIC = HERE / "snapshots" / "synthetic_inputs.json"
-# The limit the synthetic histories were written against (benchmarks/synthetic_runs.py).
+# The limit the synthetic histories were written against (tests/helpers/synthetic_runs.py).
 SYNTHETIC_LIMIT = 128
 
 
@@ -85,7 +85,7 @@ def _hand_made() -> dict[str, list[dict[str, Any]]]:
 
 
 def _freeze_synthetic() -> None:
-    from benchmarks.synthetic_runs import MAX_COMPLETION_LENGTH, SCENARIOS, history
+    from tests.helpers.synthetic_runs import MAX_COMPLETION_LENGTH, SCENARIOS, history
 
     assert MAX_COMPLETION_LENGTH == SYNTHETIC_LIMIT
     frozen = {name: [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()}

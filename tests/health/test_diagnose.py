@@ -5,7 +5,7 @@ import pytest
 
 from grpokit.health.diagnose import DERIVED, diagnose, explain_loss, format_findings, load_run, read_jsonl
 from grpokit.health.symptoms import SYMPTOMS, to_markdown
-from benchmarks.synthetic_runs import SCENARIOS, write_run
+from tests.helpers.synthetic_runs import SCENARIOS, write_run
 
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))

@@ -1,4 +1,4 @@
-"""doctor: environment, memory, lengths and the probe, on a tiny random Llama (benchmarks/tiny_model.py)."""
+"""doctor: environment, memory, lengths and the probe, on a tiny random Llama (grpokit.models.tiny)."""
 import json
 import subprocess
 import sys

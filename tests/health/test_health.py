@@ -11,7 +11,7 @@ from grpokit.rewards.reward_set import RewardSet
 from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.health.rules import HealthConfig, HealthMonitor, finite, replay
 from grpokit.health.symptoms import RULES
-from benchmarks.synthetic_runs import MAX_COMPLETION_LENGTH, SCENARIOS, history
+from tests.helpers.synthetic_runs import MAX_COMPLETION_LENGTH, SCENARIOS, history
 
 CFG = dict(max_completion_length=MAX_COMPLETION_LENGTH)
 

@@ -111,7 +111,7 @@ def test_format_lists_the_post_mortem(tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
 
     return make_tiny_model(tmp_path_factory.mktemp("tiny") / "model", chat_format="roles", vocab_size=0,
                            hidden_size=64, num_attention_heads=4)

@@ -1,6 +1,6 @@
 import pytest
 
-from benchmarks.tiny_model import build_tiny_model
+from grpokit.models.tiny import build_tiny_model
 
 
 def _ends_early(model, tokenizer) -> None:

@@ -5,7 +5,7 @@ import shutil
 import pytest
 from rich.console import Console
 
-from benchmarks.tiny_model import make_tiny_model
+from grpokit.models.tiny import make_tiny_model
 from grpokit.config.run_config import from_dict
 from grpokit.training import checkpoints as ckpts
 from harness import read_jsonl

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchmarks.tiny_model import make_tiny_model
+from grpokit.models.tiny import make_tiny_model
 from grpokit.health.diagnose import diagnose, load_run
 from harness import grpokit, read_jsonl
 

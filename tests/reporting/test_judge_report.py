@@ -1,7 +1,7 @@
 """The report draws the judge's latency per step and its share of step time, only for runs that judged."""
 from grpokit.health.rules import HealthConfig, replay
 from grpokit.reporting.report import panels, write_report
-from benchmarks.synthetic_runs import history, write_run
+from tests.helpers.synthetic_runs import history, write_run
 
 
 def test_judge_panels_only_when_a_judge_logged():

@@ -7,7 +7,7 @@ import subprocess
 
 from grpokit.reporting.report import panels, series, write_report
 from grpokit.health.rules import HealthConfig
-from benchmarks.synthetic_runs import history, write_run
+from tests.helpers.synthetic_runs import history, write_run
 
 
 def _png_size(data: bytes) -> tuple[int, int]:

@@ -14,7 +14,7 @@ import pytest
 from grpokit.errors import ConfigError
 from grpokit.evaluate import default_accuracy, has_format, score_samples
 from grpokit.rewards import RewardConfigError, get
-from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
+from grpokit.answer_format import DEFAULT, AnswerFormat
 from grpokit.rewards.reward_set import RewardSet
 
 THINK_FINAL = AnswerFormat(reasoning_tag="think", answer_tag="final")
@@ -289,8 +289,8 @@ def test_hostile_text_stays_linear(fmt, text, cpu_clock):
 
 
 def test_the_probe_writes_its_completions_in_the_runs_format():
-    from grpokit.rewards.probe.config import probe_config
-    from grpokit.rewards.probe.rows import probe_row
+    from grpokit.probe.config import probe_config
+    from grpokit.probe.rows import probe_row
 
     row = probe_row(0, {"prompt": "What is 2 + 2?", "answer": "4"}, THINK_FINAL)
     assert "<final>\n4\n</final>" in row.honest and "<answer>" not in row.honest  # the honest reference reads as right

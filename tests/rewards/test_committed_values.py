@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _recipe(name: str):
     from grpokit.config.run_config import load_config
-    from grpokit.rewards.probe.config import build, data_rows
+    from grpokit.probe.config import build, data_rows
 
     cfg = load_config(str(ROOT / "configs" / name), [])
     funcs, weights = build(cfg.rewards, cfg.data.answer_format)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grpokit.rewards.cut_gap import CUT_SCORE, METRIC, CutGap, answer_rewards, is_cut, stop_ids_of
+from grpokit.rewards.cut_gap import CUT_SCORE, METRIC, CutGap, answer_rewards, is_cut, stop_ids
 from grpokit.rewards.registry import get
 from grpokit.rewards.reward_set import RewardSet
 from grpokit.rewards.trainer_rewards import TrainerRewards
@@ -26,15 +26,35 @@ def test_a_completion_is_cut_when_it_does_not_end_on_eos_or_pad():
     assert is_cut([], STOP) is None
 
 
-def test_stop_ids_are_the_trainers_eos_ids_and_the_pad_id():
+@pytest.mark.parametrize("declared, pad", [(None, True), (99, False), ([98, 99], True)])
+def test_stop_ids_are_what_the_trainer_counts_as_finished(tmp_path, declared, pad):
+    # Known before GRPOTrainer is built (so the reward wrapper is built whole); held to the trainer's own
+    # test: its eos_token_ids and the pad id it settles on (the EOS, for a tokenizer without a pad token).
+    pytest.importorskip("trl")
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from grpokit.models.checkpointing_names import new_names
+    from grpokit.models.tiny import build_tiny_model
+
+    model, tok = build_tiny_model(chat_format="roles", vocab_size=0)
+    model.generation_config.eos_token_id = declared
+    if not pad:
+        tok.pad_token = None
+    ours = stop_ids(model, tok)
+    args = GRPOConfig(**new_names(dict(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2,
+                                       max_steps=1, max_completion_length=4, report_to=[], use_cpu=True,
+                                       bf16=False), GRPOConfig))
+    trainer = GRPOTrainer(model=model, reward_funcs=[lambda completions, **_: [0.0] * len(completions)], args=args,
+                          train_dataset=Dataset.from_list([{"prompt": "a"}] * 2), processing_class=tok)
+    assert ours == frozenset([*trainer.eos_token_ids, trainer.processing_class.pad_token_id])
+
+
+def test_no_stop_ids_without_an_eos():
     class Tok:
-        pad_token_id = PAD
+        eos_token_id, pad_token, pad_token_id = None, "<pad>", PAD
 
-    class Trainer:
-        eos_token_ids = [EOS, 3]
-
-    assert stop_ids_of(Trainer(), Tok()) == frozenset({EOS, 3, PAD})
-    assert stop_ids_of(object(), Tok()) is None  # a TRL that does not say: no metric rather than a guess
+    assert stop_ids(object(), Tok()) is None  # nothing says what ends a completion: no metric rather than a guess
 
 
 def _demo_batch(calls, completions, ids, answers):
@@ -46,8 +66,7 @@ def _demo_batch(calls, completions, ids, answers):
 
 def test_the_demo_cut_after_its_answer_loses_only_the_format_reward():
     # The CPU demo: the first number is the answer, so " 85\nQuestion" still earns numeric_match.
-    calls = TrainerRewards(RewardSet(DEMO, [1.0, 0.5, 0.25]))
-    calls.cut_gap.stop_ids = STOP
+    calls = TrainerRewards(RewardSet(DEMO, [1.0, 0.5, 0.25]), stop_ids=STOP)
     window = _demo_batch(calls, [" 85\nQuestion", " 85", " 85\nThe", " 84",      # group Q0
                                  " 12\nNow", " 12", " 13\nSo", " 12"],          # group Q1
                          [[1, 1, 1], [1, EOS], [1, 1, 1], [1, EOS], [1, 1, 1], [1, EOS], [1, 1, 1], [1, EOS]],
@@ -62,8 +81,7 @@ def _close(got, want):
 
 
 def test_cut_completions_that_lose_the_answer_give_a_negative_gap():
-    calls = TrainerRewards(RewardSet(DEMO[:1]))
-    calls.cut_gap.stop_ids = STOP
+    calls = TrainerRewards(RewardSet(DEMO[:1]), stop_ids=STOP)
     window = _demo_batch(calls, [" Let", " 85", " Let", " 85"], [[1, 1], [1, EOS], [1, 1], [1, EOS]], ["85"] * 4)
     assert window[METRIC] == -1.0
 
@@ -71,14 +89,13 @@ def test_cut_completions_that_lose_the_answer_give_a_negative_gap():
 def test_no_metric_without_stop_ids_or_without_both_kinds_in_a_group():
     calls = TrainerRewards(RewardSet(DEMO[:1]))
     assert METRIC not in _demo_batch(calls, [" 85", " 85"], [[1, 1], [1, EOS]], ["85"] * 2)  # stop ids unknown
-    calls.cut_gap.stop_ids = STOP
+    calls = TrainerRewards(RewardSet(DEMO[:1]), stop_ids=STOP)
     assert METRIC not in _demo_batch(calls, [" 8", " 8"], [[1, 1], [1, 1]], ["85"] * 2)  # every one cut
     assert METRIC not in _demo_batch(calls, [" 85", " 85"], None, ["85"] * 2)  # a TRL that passes no ids
 
 
 def test_a_batch_without_completion_ids_is_skipped_not_an_error():
-    gap = CutGap(["numeric_match"], [1.0])
-    gap.stop_ids = STOP
+    gap = CutGap(["numeric_match"], [1.0], STOP)
     gap.observe(None, ["Q"], {"numeric_match": [1.0]})
     assert gap.window() == {}
 
@@ -86,8 +103,7 @@ def test_a_batch_without_completion_ids_is_skipped_not_an_error():
 def test_every_completion_cut_logs_what_the_cut_ones_earn_on_the_answer():
     # No finished completion, so no gap; the cut score tells an answer line then talk (paid) from a
     # limit that cuts the answer itself (nothing).
-    calls = TrainerRewards(RewardSet(DEMO[:1]))
-    calls.cut_gap.stop_ids = STOP
+    calls = TrainerRewards(RewardSet(DEMO[:1]), stop_ids=STOP)
     window = _demo_batch(calls, [" 85\nQuestion", " 85\nThe", " 8", " 84\nSo"], [[1, 1]] * 4, ["85"] * 4)
     assert METRIC not in window and window[CUT_SCORE] == 0.5
     window = _demo_batch(calls, [" 8", " 8", " 85", " 85"], [[1, 1], [1, 1], [1, EOS], [1, EOS]], ["85"] * 4)

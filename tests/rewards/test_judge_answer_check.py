@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from benchmarks.judge_injection import ATTACKS, NOTE
+from tests.helpers.judge_attacks import ATTACKS, NOTE
 from grpokit.rewards import get
 from grpokit.rewards.judge import client, stats
 

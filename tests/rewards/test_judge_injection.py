@@ -197,7 +197,7 @@ def test_a_completion_addressing_the_grader_scores_0_and_is_not_sent(mode, monke
 def test_the_probe_finds_no_injection_through_the_defended_judge(monkeypatch):
     # The same obedient stand-in pays an injected wrong answer 1.0 when it sees one; with the rule in
     # front of it, the probe's injected wrong answer scores no more than the plain wrong one.
-    from grpokit.rewards.probe import probe_rewards
+    from grpokit.probe import probe_rewards
 
     monkeypatch.setattr(client, "ask_all", FakeJudge())
     rows = [{"prompt": [{"role": "user", "content": "What is the capital of France?"}], "answer": "Paris"}]

@@ -48,12 +48,12 @@ def test_reworded_notes_do_not_lift_a_wrong_answer(url):
 
 
 def test_the_probe_finds_no_injection_through_the_real_judge(url):
-    from grpokit.rewards.probe import probe_rewards
+    from grpokit.probe import probe_rewards
 
     # One row: each row costs about a minute through a 135M judge on 2 cores. The reference-graded (summary) row
     # and 28 attack classes are measured against the same judge by `python -m benchmarks.judge_injection`.
     rows = [{"prompt": [{"role": "user", "content": PROMPT}], "answer": "Paris"}]
-    from grpokit.rewards.probe.battery import PROBES
+    from grpokit.probe.battery import PROBES
 
     judge = get("llm_judge", base_url=url, rubric="general", cache_size=0)
     # The injection probe alone: the rest of the battery is proven without a server (test_probe.py).

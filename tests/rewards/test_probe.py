@@ -5,8 +5,8 @@ import pytest
 
 from grpokit.completions import texts
 from grpokit.rewards import get, preset, presets
-from grpokit.rewards.answer_format import DEFAULT as FORMAT
-from grpokit.rewards.probe import TOTAL, probe_rewards
+from grpokit.answer_format import DEFAULT as FORMAT
+from grpokit.probe import TOTAL, probe_rewards
 
 
 def _msg(text):
@@ -204,7 +204,7 @@ def test_probe_package_does_not_import_torch():
     import subprocess
     import sys
 
-    code = "import sys, grpokit.rewards.probe as p; p.probe_rewards; print('torch' in sys.modules)"
+    code = "import sys, grpokit.probe as p; p.probe_rewards; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -255,7 +255,7 @@ def test_probe_catches_the_hackable_plugin_rewards(reward, probes):
 
 
 def test_a_wrong_reference_lies_on_each_side_of_a_number_gold():
-    from grpokit.rewards.probe.rows import probe_row
+    from grpokit.probe.rows import probe_row
 
     row = probe_row(0, {"prompt": "What is 3 + 4?", "answer": "7"})
     assert {FORMAT.tagged(row.wrong), FORMAT.tagged(row.wrong_other)} == {"14", "0"}
@@ -290,7 +290,7 @@ def test_probe_catches_a_percent_read_two_ways_and_passes_the_builtin_readers():
 
 
 def test_the_judge_injection_probe_runs_only_where_a_judge_grades():
-    from grpokit.rewards.probe.battery import INJECTION
+    from grpokit.probe.battery import INJECTION
 
     def obedient_judge(completions, **kwargs):
         # A stand-in for a judge that does what the completion tells it.
@@ -306,7 +306,7 @@ def test_the_judge_injection_probe_runs_only_where_a_judge_grades():
 
 def test_a_budget_leaves_out_what_cannot_fit_and_says_so():
     from grpokit.rewards import get
-    from grpokit.rewards.probe.budget import estimated
+    from grpokit.probe.budget import estimated
 
     report = probe_rewards([get("numeric_match")], MATH, budget=estimated(8))
     assert "ten_candidates" in report.skipped and "budget is 8 tokens" in report.skipped["ten_candidates"]

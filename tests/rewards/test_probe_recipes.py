@@ -56,7 +56,7 @@ XSUM_ROWS = [
 
 def recipe_rows(name: str, shared: Path, tmp_path: Path, count: int = 8):
     """(config, rows) for a recipe; a hub data set is replaced by the same data (or layout) from shared/data."""
-    from grpokit.rewards.probe.config import data_rows
+    from grpokit.probe.config import data_rows
 
     cfg = _load(name)
     source = cfg.data.source
@@ -84,7 +84,7 @@ def _no_judge(settings, bodies):
 @pytest.mark.parametrize("name", RECIPES)
 def test_every_shipped_recipe_passes_the_probe(name, shared_data, tmp_path, monkeypatch):
     from grpokit.rewards.judge import client
-    from grpokit.rewards.probe.config import probe_config
+    from grpokit.probe.config import probe_config
 
     if _needs_judge(_load(name)):
         # The judge needs a server (tests/rewards/test_judge_injection_server.py probes one): here it
@@ -152,7 +152,7 @@ def test_a_leaky_reward_added_to_a_recipe_fails_the_probe(name, shared_data, tmp
     cfg, rows = recipe_rows(name, shared_data, tmp_path, 4 if "code" in name else 8)
     if not any("answer" in r for r in rows):
         pytest.skip(f"{name}'s rows have no gold answer for a reward to leak (its rewards read tests or a reference)")
-    from grpokit.rewards.probe import config as probe_config_module
+    from grpokit.probe import config as probe_config_module
 
     build = probe_config_module.build
 
@@ -170,7 +170,7 @@ def test_a_leaky_reward_added_to_a_recipe_fails_the_probe(name, shared_data, tmp
 def test_the_demo_probe_writes_bare_answers_within_six_tokens(shared_data, tmp_path):
     # The CPU demo answers "Answer: 71 + 32 =" with the number alone, in at most 6 tokens: its honest
     # reference is the bare number (which its format reward pays), and what cannot fit is named.
-    from grpokit.rewards.probe.config import probe_config
+    from grpokit.probe.config import probe_config
 
     cfg, rows = recipe_rows("cpu-demo.yaml", shared_data, tmp_path)
     (_, report), = probe_config(cfg, rows)

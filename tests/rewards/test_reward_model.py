@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     """A tiny causal LM, and tiny one- and two-label reward models built from it (offline, seconds)."""
-    from benchmarks.tiny_model import build_tiny_model, make_tiny_model
+    from grpokit.models.tiny import build_tiny_model, make_tiny_model
     from transformers import LlamaForSequenceClassification
 
     root = tmp_path_factory.mktemp("rm")

@@ -15,8 +15,8 @@ import pytest
 
 from grpokit.completions import texts
 from grpokit.rewards import RewardConfigError, combine, get, names
-from grpokit.rewards.answer_format import DEFAULT as FORMAT
-from grpokit.rewards.probe import probe_rewards
+from grpokit.answer_format import DEFAULT as FORMAT
+from grpokit.probe import probe_rewards
 from grpokit.rewards.reward_set import RewardSet
 
 W = FORMAT.wrap
@@ -256,8 +256,8 @@ def test_probe_passes_the_shipped_forms_of_those_rewards():
 
 
 def test_attack_generators():
-    from grpokit.rewards.probe.battery import gold_fragments, near_numbers, placeholder
-    from grpokit.rewards.probe.rows import holding_sources
+    from grpokit.probe.battery import gold_fragments, near_numbers, placeholder
+    from grpokit.probe.rows import holding_sources
 
     assert {"8", "18"} <= set(gold_fragments("180")) and "8" in gold_fragments("87")
     assert "180" not in gold_fragments("180") and gold_fragments("7") == []

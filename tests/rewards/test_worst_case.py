@@ -1,5 +1,6 @@
 """Hostile text costs the rewards with user patterns, the math screen and the letter reader at most
-0.1 s per completion (the reduced battery of benchmarks/reward_worst_case.py).
+0.1 s per completion (the reduced battery of tests/helpers/hostile_completions.py;
+benchmarks/reward_worst_case.py runs it in full).
 
 Timed as CPU seconds of the calling thread: the machine running the tests is shared, and
 wall time there measures the neighbours. The math checks' own processes are covered by
@@ -11,7 +12,7 @@ import time
 
 import pytest
 
-from benchmarks.reward_worst_case import PARAMS, battery, columns_for
+from tests.helpers.hostile_completions import PARAMS, battery, columns_for
 from grpokit.rewards import get
 from grpokit.sandbox import mathcheck
 

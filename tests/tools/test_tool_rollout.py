@@ -58,7 +58,7 @@ class Script:
 
 @pytest.fixture(scope="module")
 def chatml_tiny(tmp_path_factory):
-    from benchmarks.tiny_model import build_tiny_model
+    from grpokit.models.tiny import build_tiny_model
 
     model, tokenizer = build_tiny_model(chat_format="chatml", hidden_size=32)
     # The tool instructions a ChatML tool template adds run to ~1,000 byte-level tokens.

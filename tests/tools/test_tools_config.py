@@ -78,7 +78,7 @@ def test_tool_schemas_render_from_docstrings():
 def test_tool_health_rules_and_report_panel():
     from grpokit.health.rules import HealthConfig, replay
     from grpokit.reporting.report import panels
-    from benchmarks.synthetic_runs import history
+    from tests.helpers.synthetic_runs import history
 
     for scenario in ("tool_calls_fail", "tool_never_called", "tool_turn_limit"):
         records = history(scenario, steps=30)

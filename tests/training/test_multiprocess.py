@@ -69,7 +69,7 @@ def test_two_process_cpu_run_logs_once_and_resumes(tmp_path):
     reward = _format_reward()
     if reward is None:
         pytest.skip("no format reward registered yet (the reward branches are not merged)")
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
 
     model_dir = make_tiny_model(tmp_path / "tiny")
     run_dir = tmp_path / "run"

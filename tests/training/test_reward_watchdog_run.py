@@ -23,7 +23,7 @@ def hangs_on_one_row(completions, prompts, **kwargs):
 
 def test_a_reward_that_hangs_on_one_row_does_not_stop_the_run(tmp_path):
     pytest.importorskip("trl")
-    from benchmarks.tiny_model import make_tiny_model
+    from grpokit.models.tiny import make_tiny_model
     from grpokit.config.run_config import from_dict
     from grpokit.rewards import names, register
     from grpokit.training.trainer import train

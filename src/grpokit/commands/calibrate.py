@@ -59,7 +59,7 @@ def _calibrate(config: str, overrides: list[str], samples: int, prompts: int):
     from grpokit.evaluate import default_accuracy
     from grpokit.evaluate.calibrate import calibrate
     from grpokit.config.profiles import resolve_training
-    from grpokit.rewards.probe.config import data_rows
+    from grpokit.probe.config import data_rows
 
     cfg = load_config(config, overrides)
     training = resolve_training(cfg, cfg.final_stage())

@@ -220,7 +220,7 @@ def register(app: typer.Typer) -> None:
 
 def _probe(config: str, overrides: list[str], rows: int, as_json: bool) -> int:
     from grpokit.config.run_config import load_config
-    from grpokit.rewards.probe.config import data_rows, probe_config, render
+    from grpokit.probe.config import data_rows, probe_config, render
 
     cfg = load_config(config, overrides)
     results = probe_config(cfg, data_rows(cfg, rows))

@@ -94,19 +94,21 @@ def _dry_run(cfg, console) -> None:
     rows = _dry_run_data(cfg)
     console.print("# resolved config", highlight=False)
     console.print(dump_yaml(profiles.resolved_config(cfg)), highlight=False, markup=False)
-    for stage in cfg.stages or [None]:
+    # Per stage, what TRL's GRPOTrainer is handed: GRPOConfig's keywords (under the names it takes) and
+    # the reward functions (named as TRL logs them, rewards/<name>/mean: a repeated reward is name_2).
+    for stage, rewards in zip(cfg.stages or [None], built):
         args = profiles.build_grpo_config(cfg, stage, check_hardware=False)
-        title = f"GRPOConfig for stage {stage.name}" if stage is not None else "GRPOConfig"
-        console.print(f"# {title} (model dtype {profiles.model_dtype(cfg)}, backend {profiles.backend(cfg)})",
-                      highlight=False)
-        kwargs = profiles.grpo_kwargs(cfg, stage)
+        label = f" for stage {stage.name}" if stage is not None else ""
+        console.print(f"# GRPOConfig{label}, as TRL receives it (model dtype {profiles.model_dtype(cfg)}, "
+                      f"backend {profiles.backend(cfg)})", highlight=False)
+        kwargs = profiles.trl_kwargs(cfg, stage)
         console.print(json.dumps({k: kwargs[k] for k in sorted(kwargs)}, indent=2, default=str),
                       highlight=False, markup=False)
         console.print(f"# effective generation batch {args.generation_batch_size}, "
                       f"num_generations {args.num_generations}", highlight=False)
-    for stage, rewards in zip(cfg.stages or [None], built):
-        label = f" for stage {stage.name}" if stage is not None else ""
         console.print(f"# rewards{label}, built: {rewards.describe()}", highlight=False, markup=False)
+        console.print(f"# reward_funcs{label}, as TRL receives them: {json.dumps(list(rewards.names))}",
+                      highlight=False, markup=False)
     if rows:
         console.print(f"# data: {rows}", highlight=False, markup=False)
 

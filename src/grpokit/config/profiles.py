@@ -244,7 +244,7 @@ def resolved_config(cfg: RunConfig) -> RunConfig:
 def grpo_kwargs(cfg: RunConfig, stage: StageConfig | None = None, *, output_dir: str | None = None, **hardware) -> dict:
     """Every GRPOConfig keyword this run (stage) passes, and nothing is set on the GRPOConfig
     afterwards: resolve_training, each reward's weight (in the order TRL gets the rewards),
-    the tool turn limit, and where checkpoints go. `grpokit train --dry-run` prints this."""
+    the tool turn limit, and where checkpoints go, under grpokit's names (trl_kwargs: under TRL's)."""
     from grpokit.config.run_config import trained_reward_specs
     from grpokit.tools.config import grpo_fields
 
@@ -254,6 +254,17 @@ def grpo_kwargs(cfg: RunConfig, stage: StageConfig | None = None, *, output_dir:
         **grpo_fields(cfg.tools, cfg.environment),
         "output_dir": output_dir or str(checkpoint_root(cfg, stage)),
     }
+
+
+def trl_kwargs(cfg: RunConfig, stage: StageConfig | None = None, *, output_dir: str | None = None,
+               **hardware) -> dict:
+    """The keywords GRPOConfig is built with, exactly: grpo_kwargs with the settings transformers renamed
+    under their new names (grpokit.models.checkpointing_names). `grpokit train --dry-run` prints this."""
+    from trl import GRPOConfig
+
+    from grpokit.models.checkpointing_names import new_names
+
+    return new_names(grpo_kwargs(cfg, stage, output_dir=output_dir, **hardware), GRPOConfig)
 
 
 def checkpoint_root(cfg: RunConfig, stage: StageConfig | None = None):
@@ -273,9 +284,7 @@ def build_grpo_config(cfg: RunConfig, stage: StageConfig | None = None, *, outpu
     """
     from trl import GRPOConfig
 
-    from grpokit.models.checkpointing_names import new_names
-
-    kwargs = new_names(grpo_kwargs(cfg, stage, output_dir=output_dir, **hardware), GRPOConfig)
+    kwargs = trl_kwargs(cfg, stage, output_dir=output_dir, **hardware)
     try:
         return GRPOConfig(**kwargs)
     except (TypeError, ValueError) as exc:

@@ -6,7 +6,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 from grpokit.errors import ConfigError
-from grpokit.rewards.answer_format import AnswerFormat
+from grpokit.answer_format import AnswerFormat
 
 # The default answer format's prompt; a data config with another answer_format
 # and this system prompt gets that format's prompt instead.

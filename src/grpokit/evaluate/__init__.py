@@ -5,7 +5,7 @@ k completions per held-out prompt and reports, besides the mean of every
 reward: the task accuracy (the share of samples the accuracy reward counts as
 correct), pass@1 and pass@k (the unbiased estimator of Chen et al. 2021), the
 format rate (the answer format's reasoning block then its answer block present:
-`<reasoning>` then `<answer>` by default; see grpokit.rewards.answer_format), the mean completion
+`<reasoning>` then `<answer>` by default; see grpokit.answer_format), the mean completion
 length in tokens and the share cut off at max_new_tokens.
 
     from grpokit.evaluate import evaluate, compare, write_eval

@@ -43,7 +43,7 @@ def accuracy_reward(specs, answer_format: Any = None) -> Any:
     column, the answer format's tag) must be judged the same way on held-out prompts.
     """
     from grpokit import rewards
-    from grpokit.rewards.answer_format import with_answer_format
+    from grpokit.rewards.format_params import with_answer_format
 
     for spec in specs:
         if rewards.family(spec.name) == "correctness":

@@ -106,7 +106,7 @@ def evaluate(
         (numeric_match, math_equivalence or exact_match to fit the gold
         answers) or None for no accuracy.
     temperature: 0 decodes greedily (then k is 1).
-    answer_format: the run's answer format (grpokit.rewards.answer_format; a
+    answer_format: the run's answer format (grpokit.answer_format; a
         mapping like {answer_tag: final} works too): where the "auto" accuracy
         reward reads the answer and what the format rate counts.
     group_of: a row -> group name function; adds accuracy per group (`by_group`).
@@ -129,7 +129,7 @@ def evaluate(
         else:
             from grpokit import rewards
 
-            from grpokit.rewards.answer_format import with_answer_format
+            from grpokit.rewards.format_params import with_answer_format
 
             accuracy = rewards.get(accuracy, **with_answer_format(accuracy, {}, answer_format))
     started = time.perf_counter()

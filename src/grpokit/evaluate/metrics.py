@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from grpokit.completions import texts
-from grpokit.rewards.answer_format import AnswerFormat
+from grpokit.answer_format import AnswerFormat
 from grpokit.rewards.correctness import gold_json_object
 from grpokit.rewards.reward_set import RewardSet
 from grpokit.rewards import registry

@@ -2,7 +2,7 @@
 
 Shared by the string-based correctness rewards (exact, fuzzy, contains,
 multiple choice). Where a completion's answer is (its tag, `\\boxed{}`) is the
-answer format's to say: grpokit.rewards.answer_format. Nothing here raises on
+answer format's to say: grpokit.answer_format. Nothing here raises on
 model output.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from grpokit.rewards._unicode import canonical
-from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
+from grpokit.answer_format import DEFAULT, AnswerFormat
 
 _MAX_TEXT = 100_000
 _WHITESPACE_RUN = re.compile(r"\s{2,}")

@@ -30,7 +30,7 @@ from typing import Iterator
 
 from grpokit.completions import extract_boxed
 from grpokit.rewards._unicode import canonical
-from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
+from grpokit.answer_format import DEFAULT, AnswerFormat
 
 # Only the end of a long completion can hold its answer: the last 20,000 characters are read,
 # as math_equivalence's checker reads them (sandbox.mathcheck.MAX_PRED_CHARS). Scanning is

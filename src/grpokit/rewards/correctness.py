@@ -18,7 +18,7 @@ from rapidfuzz import fuzz
 from grpokit.completions import committed_json, loads_json, texts
 from grpokit.rewards import _answers, _numbers
 from grpokit.rewards._bound import BatchReward, Lazy
-from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
+from grpokit.answer_format import DEFAULT, AnswerFormat
 from grpokit.rewards.registry import RewardConfigError, register
 
 FAMILY = "correctness"

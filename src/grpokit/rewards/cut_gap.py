@@ -44,13 +44,20 @@ def answer_rewards(names: Sequence[str]) -> list[int]:
     return out
 
 
-def stop_ids_of(trainer: Any, tokenizer: Any) -> frozenset[int] | None:
-    """TRL's test of a finished completion: its last token is an EOS or the pad token (GRPOTrainer's
-    completions/clipped_ratio counts the others as cut). None when the trainer does not say its EOS ids."""
-    eos = getattr(trainer, "eos_token_ids", None)
+def stop_ids(model: Any, tokenizer: Any) -> frozenset[int] | None:
+    """TRL's test of a finished completion, known before the trainer is built: its last token is one of
+    the model's EOS ids (generation_config), the tokenizer's EOS, or the pad token (the tokenizer's, or
+    its EOS where it has none, as GRPOTrainer sets it); completions/clipped_ratio counts the others as
+    cut. None when neither names an EOS id. tests/rewards/test_cut_gap.py holds it to the trainer's own."""
+    tok = getattr(tokenizer, "tokenizer", tokenizer)
+    declared = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    eos = [] if declared is None else [declared] if isinstance(declared, int) else list(declared)
+    own = getattr(tok, "eos_token_id", None)
+    if own is not None:
+        eos.append(own)
     if not eos:
         return None
-    pad = getattr(getattr(tokenizer, "tokenizer", tokenizer), "pad_token_id", None)
+    pad = getattr(tok, "pad_token_id", None) if getattr(tok, "pad_token", None) is not None else own
     return frozenset(int(i) for i in [*eos, pad] if i is not None)
 
 
@@ -65,11 +72,11 @@ class CutGap:
     """Collects, batch by batch, each group's cut-minus-finished answer score and every cut completion's
     answer score; `window()` averages them."""
 
-    def __init__(self, names: Sequence[str], weights: Sequence[float]):
+    def __init__(self, names: Sequence[str], weights: Sequence[float], stop_ids: frozenset[int] | None = None):
         self.answers = answer_rewards(names)
         self.names = list(names)
         self.weights = list(weights)
-        self.stop_ids: frozenset[int] | None = None  # set once the trainer knows its EOS ids
+        self.stop_ids = stop_ids  # None: what ends a completion is unknown, so no gap is taken
         self._gaps: list[float] = []
         self._cut_scores: list[float] = []
 

@@ -15,7 +15,7 @@ from typing import Any, Iterator, Sequence
 from grpokit.completions import code_blocks, committed_json, language_matches, loads_json, texts
 from grpokit.rewards import _user_patterns
 from grpokit.rewards._bound import BatchReward, TextReward
-from grpokit.rewards.answer_format import AnswerFormat, check_tag, tags_in_order
+from grpokit.answer_format import AnswerFormat, check_tag, tags_in_order
 from grpokit.rewards.registry import RewardConfigError, register
 
 

@@ -14,13 +14,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from grpokit.errors import RewardConfigError
 from grpokit.rewards.unscorable import attach
 
 RewardFunc = Callable[..., list]
-
-
-class RewardConfigError(ValueError):
-    """A reward was asked for by a name or with parameters that cannot work."""
 
 
 @dataclass

@@ -18,7 +18,7 @@ like any other. Inside a trainer,
 
 `check_specs` validates names and parameters without building a reward, so config
 validation constructs nothing (and starts no worker process). Both take the run's
-answer format (grpokit.rewards.answer_format): every reward that reads the answer
+answer format (grpokit.answer_format): every reward that reads the answer
 or checks the tags is built with it, unless its own params say otherwise.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from grpokit.rewards.answer_format import check_agrees, with_answer_format
+from grpokit.rewards.format_params import check_agrees, with_answer_format
 from grpokit.rewards.registry import RewardConfigError, check, get
 from grpokit.rewards.unscorable import floor_of, settled
 from grpokit.rewards.watchdog import DEFAULT_TIMEOUT, call_with_timeout

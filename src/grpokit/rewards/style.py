@@ -20,7 +20,7 @@ from grpokit.completions import prompt_text, texts
 from grpokit.rewards import _answers
 from grpokit.rewards._bound import BatchReward, TextReward
 from grpokit.rewards._unicode import canonical
-from grpokit.rewards.answer_format import AnswerFormat
+from grpokit.answer_format import AnswerFormat
 from grpokit.rewards.registry import RewardConfigError, register
 
 # Bounds on what any style reward reads of one completion. Style is visible in

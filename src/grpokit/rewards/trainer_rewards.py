@@ -16,7 +16,7 @@ Per-reward bookkeeping for the logs lives here too: `window()` returns, since it
 call, each reward's share of None scores and of failed calls (`rewards/NAME/none_frac`,
 `error_frac`, `timeouts`, `first_error`), the share of distinct completions per prompt
 group, whether completions cut at the length limit score lower or higher on the answer than
-finished ones (grpokit.rewards.cut_gap: the trainer sets `cut_gap.stop_ids`), and llm_judge's
+finished ones (grpokit.rewards.cut_gap, given TRL's stop ids at construction), and llm_judge's
 latency and failures (grpokit.rewards.judge.stats).
 
 Columns whose names start with `grpokit_` (the zero-variance filter's row ids) are grpokit's
@@ -56,13 +56,13 @@ Observer = Callable[[ScoredBatch], None]
 class TrainerRewards:
     """A RewardSet as TRL calls it: `funcs` and `weights` for the trainer, `window()` for the logs."""
 
-    def __init__(self, rewards: RewardSet, observers: Iterable[Observer] = ()):
+    def __init__(self, rewards: RewardSet, observers: Iterable[Observer] = (), stop_ids: frozenset[int] | None = None):
         self.rewards = rewards
         self.names = list(rewards.names)
         self.weights = list(rewards.weights)
         self.observers = list(observers)
         self.funcs = [self._wrap(i) for i in range(len(rewards))]
-        self.cut_gap = CutGap(self.names, self.weights)
+        self.cut_gap = CutGap(self.names, self.weights, stop_ids)
         self._batch: tuple[int, dict[int, tuple[list, str | None]]] | None = None
         self.last_window: dict[str, Any] = {}
         self._window_start = time.perf_counter()

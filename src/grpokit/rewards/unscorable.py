@@ -20,7 +20,7 @@ its row-mates got. A None that every completion of the row shares stays None.
 `combine` applies it to each part, TrainerRewards and RewardSet.score to every reward they
 call, and the probe scores a None among scored row-mates as plain TRL pays it (0).
 
-The audit (issue 34): the rewards that pay below 0 are cosine_scaled, max_length_penalty,
+The round-4 audit: the rewards that pay below 0 are cosine_scaled, max_length_penalty,
 soft_overlong_punishment, incremental_format, repetition_penalty, malformed_tool_call and a
 reward model's raw logit. Of these, cosine_scaled, the two length penalties and reward_model
 can return None, and settle it themselves (their docstrings say so); the other three always
@@ -74,7 +74,7 @@ FLOORS: dict[str, float | Callable[[Any], float | None] | None] = {
     "group_diversity": 0.0,
     "ideal_length": 0.0,
     "incremental_format": _style_floor("max_penalty"),
-    "json_field_match": 0.0,  # registered on the branch that adds it (issue 34); harmless before
+    "json_field_match": 0.0,  # its own floor: a field share
     "json_format": 0.0,
     "json_object_match": 0.0,
     "json_schema": 0.0,

@@ -1,7 +1,9 @@
 """GrpokitTrainer: TRL's GRPOTrainer with grpokit's train sampler and progress line.
 
 What grpokit changes in TRL's trainer is said here, in overrides of the hooks TRL and
-transformers offer, rather than set on an instance after construction:
+transformers offer, rather than set on an instance after construction. The private TRL hooks
+among them, with the parameters and attributes they rely on, are named in
+grpokit.training.trl_hooks (whose test fails on a TRL that lacks one):
 - `_get_train_sampler` (the hook GRPOTrainer's own RepeatSampler comes from): the online
   zero-variance filter's sampler when data.drop_zero_variance_after is set
   (grpokit.data.zero_variance), TRL's otherwise;

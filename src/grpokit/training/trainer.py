@@ -1,8 +1,10 @@
 """Build grpokit's GRPOTrainer from a RunConfig and run its stages, one after another.
 
 Per stage: the GRPOConfig as config/profiles.py built it (complete; nothing is set on it
-here), the stage's RewardSet wrapped once for TRL (grpokit.rewards.trainer_rewards), the
-callbacks that write the run directory (grpokit.run_directory.layout names its files).
+here), the stage's one RewardSet (built for every stage before any model loads), wrapped once
+for TRL (grpokit.rewards.trainer_rewards; nothing is set on the wrapper after it is built) and
+shared with the held-out evaluation, and the callbacks that write the run directory
+(grpokit.run_directory.layout names its files).
 checkpoints[/<stage>]/final/ holds the weights (or LoRA adapter) a stage ends with; the
 next stage starts from it.
 """
@@ -25,7 +27,8 @@ from grpokit.run_directory.ranks import is_main_process
 from grpokit.tools.chat_template import prepare_tokenizer as prepare_tool_tokenizer
 from grpokit.tools.config import trainer_kwargs as tool_trainer_kwargs
 from grpokit.tools.timing import tool_time_callbacks
-from grpokit.rewards.cut_gap import stop_ids_of
+from grpokit.rewards import cut_gap
+from grpokit.rewards.reward_set import RewardSet
 from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.run_directory import layout
 from grpokit.training.progress import DEFAULT_EVERY, StepProgress
@@ -49,17 +52,17 @@ def health_callbacks(cfg: RunConfig, run_dir: Path, calls: TrainerRewards | None
             RunStatusCallback(run_dir, stage=stage, estimate=PlannedPeak(cfg), finishes_run=False)]
 
 
-def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, run_dir: Path, eval_set, console,
-                       first: bool, observers: Iterable = ()) -> list:
-    """Held-out accuracy every `eval.every` steps (grpokit.evaluate.during), scored with the stage's rewards;
-    `observers` get each record as it is written."""
+def held_out_callbacks(cfg: RunConfig, stage: StageConfig | None, rewards: RewardSet, run_dir: Path, eval_set,
+                       console, first: bool, observers: Iterable = ()) -> list:
+    """Held-out accuracy every `eval.every` steps (grpokit.evaluate.during), scored with `rewards`, the
+    stage's RewardSet that training scores with (one set per stage); `observers` get each record as it
+    is written."""
     if not cfg.eval.every or eval_set is None or len(eval_set) == 0:
         return []
     from grpokit.evaluate.during import HeldOutEvalCallback, accuracy_reward
 
     training = profiles.resolve_training(cfg, stage)
     specs = cfg.rewards_for(stage)
-    rewards = build_reward_set(cfg, stage)
     rows = [dict(r) for r in eval_set.select(range(min(cfg.eval.prompts, len(eval_set))))]
     temperature = cfg.eval.temperature if cfg.eval.temperature is not None else float(training["temperature"])
     return [HeldOutEvalCallback(
@@ -227,9 +230,6 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, p
     dropper = zero_variance.filter_for(cfg, args.num_generations)
     if dropper is not None:
         train_set = zero_variance.with_row_ids(train_set)
-    # The one wrapper TRL calls: watchdog, completions.jsonl, the filter, the per-reward numbers.
-    calls = TrainerRewards(rewards, observers=[recorder.record] + ([dropper.observe_batch] if dropper else []))
-
     root = Path(args.output_dir)
     resume = plan is not None
     checkpoint = ckpts.latest_complete(root, remove_broken=is_main_process()) if resume else None
@@ -251,10 +251,6 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, p
                 said = f"resuming {label} from {checkpoint}"
             console.print(said, markup=False, highlight=False)
 
-    health = health_callbacks(cfg, run_dir, calls, stage_name)
-    if checkpoint is not None:
-        # The monitor goes on from where the checkpoint left it: baselines, patience, alerts already raised.
-        health[0].restore(checkpoint, run_dir / layout.METRICS)
     model, tokenizer = _load_for_stage(cfg, previous)
     if response_prefix:
         from grpokit.models.loading import add_response_prefix
@@ -265,10 +261,19 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, p
     if args.gradient_checkpointing and hasattr(model, "enable_input_require_grads") and cfg.model.lora is not None:
         # LoRA freezes the embeddings, so checkpointed blocks would see inputs without grad.
         model.enable_input_require_grads()
+    # The one wrapper TRL calls: watchdog, completions.jsonl, the filter, the per-reward numbers. Built
+    # whole, once the tokenizer is final (TRL's stop ids tell cut completions), and not changed after.
+    calls = TrainerRewards(rewards, observers=[recorder.record] + ([dropper.observe_batch] if dropper else []),
+                           stop_ids=cut_gap.stop_ids(model, tokenizer))
+    health = health_callbacks(cfg, run_dir, calls, stage_name)
+    if checkpoint is not None:
+        # The monitor goes on from where the checkpoint left it: baselines, patience, alerts already raised.
+        health[0].restore(checkpoint, run_dir / layout.METRICS)
     # The step-0 baseline was measured before the checkpoint was saved (the Trainer calls on_train_begin
     # before it restores the step, so it would be measured and logged again).
-    held_out = held_out_callbacks(cfg, stage, run_dir, eval_set, console, first=previous is None and checkpoint is None,
-                                  observers=[cb.observe_held_out for cb in health if hasattr(cb, "observe_held_out")])
+    observers = [cb.observe_held_out for cb in health if hasattr(cb, "observe_held_out")]
+    held_out = held_out_callbacks(cfg, stage, rewards, run_dir, eval_set, console,
+                                  first=previous is None and checkpoint is None, observers=observers)
     use_eval = args.eval_strategy != "no" and eval_set is not None
     progress = StepProgress(console, every=progress_every, stage=stage_name)
     trainer = GrpokitTrainer(
@@ -295,7 +300,6 @@ def _run_stage(cfg, stage, rewards, previous, run_dir, train_set, eval_set, *, p
             *callbacks,
         ],
     )
-    calls.cut_gap.stop_ids = stop_ids_of(trainer, tokenizer)  # TRL's own test of a cut completion
     try:
         with quiet_model_alias():  # TRL uses the old checkpointing aliases around each generation
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)

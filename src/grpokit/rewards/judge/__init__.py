@@ -51,7 +51,7 @@ def llm_judge(base_url: str = DEFAULT_URL, model: str = "judge", rubric: str = "
 
     Completions are data, not instructions, and text beyond the answer cannot raise a score.
     A judge model can be talked round, and a phrase filter reworded round (another language, a
-    zero-width space, leetspeak, base64, `{'score': 10}`: issue 34's rewrites passed 15 of 15), so
+    zero-width space, leetspeak, base64, `{'score': 10}`: the round-4 rewrites passed 15 of 15), so
     no single guard is trusted:
     - answer_check (on by default): each completion is graded twice, as written and as its answer
       alone, and the lower grade is paid. The answer view is the committed answer (the answer tag,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from grpokit.rewards.answer_format import AnswerFormat
+from grpokit.answer_format import AnswerFormat
 from grpokit.rewards.judge.rubrics import RUBRICS
 from grpokit.rewards.registry import RewardConfigError
 

@@ -1,7 +1,7 @@
 """What of a completion the judge grades: the text as written, and its answer alone.
 
 A phrase filter can be reworded round (another language, a zero-width space,
-leetspeak, base64: issue 34 found 15 of 15 rewrites through). So the judge is
+leetspeak, base64: a round of attacks found 15 of 15 rewrites through). So the judge is
 not trusted to ignore instructions; the score is built so that text beyond
 the answer cannot raise it:
 

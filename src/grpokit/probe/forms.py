@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from grpokit.rewards.answer_format import AnswerFormat
+from grpokit.answer_format import AnswerFormat
 
 REASONING = "Let me work through this step by step.\nFirst, I read what the question asks.\nThen I work out the result."
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from grpokit.completions import prompt_text
 from grpokit.rewards import _answers, _numbers
-from grpokit.rewards.answer_format import DEFAULT, AnswerFormat
-from grpokit.rewards.probe.forms import REASONING, Form, tagged_form
+from grpokit.answer_format import DEFAULT, AnswerFormat
+from grpokit.probe.forms import REASONING, Form, tagged_form
 
 # Columns a row may carry a worked, correct solution in (code data sets).
 SOLUTION_COLUMNS = ("solution", "canonical_solution", "reference_solution", "code")  # code: MBPP

@@ -5,11 +5,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
-from grpokit.rewards.answer_format import AnswerFormat
-from grpokit.rewards.probe import forms
-from grpokit.rewards.probe.battery import BATTERY, Attack, Probe
-from grpokit.rewards.probe.budget import TokenBudget
-from grpokit.rewards.probe.rows import ProbeRow, probe_row
+from grpokit.answer_format import AnswerFormat
+from grpokit.probe import forms
+from grpokit.probe.battery import BATTERY, Attack, Probe
+from grpokit.probe.budget import TokenBudget
+from grpokit.probe.rows import ProbeRow, probe_row
 from grpokit.rewards.reward_set import unique_names, weighted_totals
 
 TOLERANCE = 1e-6

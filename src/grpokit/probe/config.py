@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from grpokit.rewards.probe.run import ProbeReport, probe_rewards
+from grpokit.probe.run import ProbeReport, probe_rewards
 
 
 def reward_sets(cfg: Any) -> list[tuple[str, list]]:
@@ -29,7 +29,7 @@ def _sets(cfg: Any) -> list[tuple[str, list, Any]]:
 def build(specs: Sequence[Any], answer_format: Any = None) -> tuple[list, list[float]]:
     """The rewards as the run builds them (with its answer format), and their weights."""
     from grpokit import rewards
-    from grpokit.rewards.answer_format import with_answer_format
+    from grpokit.rewards.format_params import with_answer_format
 
     return ([rewards.get(s.name, **with_answer_format(s.name, s.params, answer_format)) for s in specs],
             [float(s.weight) for s in specs])
@@ -42,7 +42,7 @@ def probe_config(cfg: Any, rows: Sequence[dict]) -> list[tuple[str, ProbeReport]
     the policy cannot write within it is left out, and the report says which (budget.py).
     """
     from grpokit.errors import ConfigError
-    from grpokit.rewards.probe.budget import budget_for
+    from grpokit.probe.budget import budget_for
 
     sets = _sets(cfg)
     if not sets:

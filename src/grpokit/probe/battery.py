@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from grpokit.rewards.probe.forms import REASONING
-from grpokit.rewards.probe.rows import (
+from grpokit.probe.forms import REASONING
+from grpokit.probe.rows import (
     ProbeRow,
     candidate_numbers,
     entry_point_of,

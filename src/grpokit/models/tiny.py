@@ -1,10 +1,9 @@
 """A tiny random Llama and a small byte-level tokenizer, built offline in about a second.
 
-For tests and benchmarks that need a real transformers model (generation, saving, LoRA,
-GRPO training) but not a good one. It lives here rather than in tests/ so benchmarks can
-use it without importing the test suite, and rather than in src/ so the installed package
-carries no test-only code; tests/conftest.py puts the checkout root on sys.path for it.
-Two tokenizer flavours, so tests can cover both kinds grpokit meets:
+For whatever needs a real transformers model (generation, saving, LoRA, GRPO training)
+but not a good one, with no download: the tests and the benchmarks both build it from
+here, so neither imports the other. Two tokenizer flavours, so a check can cover both
+kinds grpokit meets:
 
 - chat_format="chatml" (default): ChatML turns and a BOS token, like SmolLM2's.
 - chat_format="roles": `<|user|>...<|end|>` turns whose role markers are special tokens,
