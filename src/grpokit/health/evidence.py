@@ -31,7 +31,11 @@ class Evidence:
 
 def quiet(*stood_down_for: tuple[str, str]) -> Evidence:
     """A reading that does not hold, with the stand-downs that kept it quiet (none: it simply did not)."""
-    return Evidence(False, stood_down_for=list(stood_down_for))
+    return Evidence(False, stood_down_for=list(stood_down_for)) if stood_down_for else _NOT_HOLDING
+
+
+# Most readings of most steps: one shared instance (the engine only reads a reading that does not hold).
+_NOT_HOLDING = Evidence(False)
 
 
 @dataclass

@@ -87,12 +87,12 @@ class HealthMonitor:
         hides = {r: BY_ID[r].explains if ev.explains is None else ev.explains for r, ev in readings.items() if ev.holds}
         new: list[Alert] = []
         for rule, ev in readings.items():
-            new += self._advance(rule, ev, readings, hides, int(step), logs)
+            new += self._advance(rule, ev, readings, hides, int(step), logs, facts)
         self.alerts.extend(new)
         return new
 
     def _advance(self, rule: str, ev: Evidence, readings: dict[str, Evidence], hides: dict[str, tuple[str, ...]],
-                 step: int, logs: dict[str, Any]) -> list[Alert]:
+                 step: int, logs: dict[str, Any], facts: RunFacts) -> list[Alert]:
         """One rule's streak, hysteresis and alert at this step."""
         holds = ev.holds
         causes = [cause for cause, hidden in hides.items() if rule in hidden and cause not in ev.not_explained_by]
@@ -110,7 +110,7 @@ class HealthMonitor:
         if self._clear[rule] >= self.config.clear_steps:
             # Hysteresis: a noisy metric hovering at a threshold raises one alert, not one per crossing.
             self._firing_since.pop(rule, None)
-        need = self.facts.capped(self._params[rule].patience if ev.patience is None else ev.patience)
+        need = facts.capped(self._params[rule].patience if ev.patience is None else ev.patience)
         if self._streak[rule] < need:
             return []
         self.firing.setdefault(rule, []).append((self._index, step))
