@@ -40,43 +40,61 @@ def reward_catalogue() -> str:
 
 def alert_thresholds() -> str:
     """When each live alert fires, with HealthConfig's defaults filled in and the keys that change them."""
+    from grpokit.config.health_aliases import FLAT_KEYS
     from grpokit.health.rules import HealthConfig
     from grpokit.health.symptoms import SYMPTOMS
 
     defaults = HealthConfig().to_dict()
+    rules = defaults["rules"]
     lines = [
-        "Every threshold is a key of the run config's `health:` section (`grpokit.health.rules.HealthConfig`), "
-        "e.g. `health: {clipped_ratio: 0.9, no_signal_steps: 8}` or `--set health.kl_max=1.0`; "
-        "`health: {disable: [reward_stuck]}` switches a rule off.",
+        "Every threshold is a parameter of one rule, under the run config's `health.rules.<rule>` "
+        "(`grpokit.config.health_params`), e.g. `health: {rules: {truncation: {clipped_ratio: 0.9, patience: 3}}}` "
+        "or `--set health.rules.kl_blowup.kl_max=1.0`; every rule takes `enabled: false` (or list it in "
+        "`health: {disable: [reward_stuck]}`) and `patience` (logged steps in a row before it alerts). The flat "
+        "keys of earlier releases (`health: {clipped_ratio: 0.9, no_signal_steps: 8}`) still work and warn, naming "
+        "the nested key.",
         "",
-        "| Alert | Fires when (defaults) | Patience (defaults) | `health:` keys |",
+        "| Alert | Fires when (defaults) | Patience (defaults) | `health.rules.<rule>` keys |",
         "| --- | --- | --- | --- |",
     ]
     for s in SYMPTOMS:
-        keys = ", ".join(f"`{k}`" for k in s.keys) or "(none: `disable` only)"
-        lines.append(f"| `{s.rule}` ({s.severity}) | {s.threshold.format(**defaults)} "
-                     f"| {s.patience.format(**defaults)} | {keys} |")
+        keys = ", ".join(f"`{k}`" for k in ("enabled", *s.keys))
+        lines.append(f"| `{s.rule}` ({s.severity}) | {s.threshold} | {s.patience} | {keys} |")
     cap = HealthConfig(expected_logged_steps=3)
     lines += [
         "",
         "Patience counts logged steps (one per `training.logging_steps`). On a short run every patience is "
         "capped at a quarter of the run's logged steps (at least 2, at most all of them), so a run too short "
-        f"for the configured patience still gets its alerts: on a 3-step run `no_signal_steps` "
-        f"{defaults['no_signal_steps']} becomes {cap.patience('no_signal_steps')} and `sustained_truncation_steps` "
-        f"{defaults['sustained_truncation_steps']} becomes {cap.patience('sustained_truncation_steps')}. The "
-        "run's length is read from the trainer (`expected_logged_steps` overrides it). Windows "
-        "(`stuck_window`, `length_window`) are not capped: a trend needs that many points.",
+        f"for the configured patience still gets its alerts: on a 3-step run no_learning_signal's `patience` "
+        f"{rules['no_learning_signal']['patience']} becomes {cap.capped(rules['no_learning_signal']['patience'])} "
+        f"and truncation's `sustained_patience` {rules['truncation']['sustained_patience']} becomes "
+        f"{cap.capped(rules['truncation']['sustained_patience'])}. The run's length is read from the trainer "
+        "(`expected_logged_steps` overrides it). Windows (reward_stuck's and length_drift's `window`) are not "
+        "capped: a trend needs that many points.",
         "",
         f"An alert fires when its condition starts; while it holds it repeats every `realert_steps` "
         f"({defaults['realert_steps']}) logged steps, and it must stay clear for `clear_steps` "
         f"({defaults['clear_steps']}) before it can alert anew. A cause hides the symptoms it explains "
         "(collapse hides no_learning_signal, for example), so one failure raises one alert. Truncation hides "
-        f"no_learning_signal only when nearly every completion is cut (`clipped_ratio`, {defaults['clipped_ratio']}): "
+        f"no_learning_signal only when nearly every completion is cut (`clipped_ratio`, "
+        f"{rules['truncation']['clipped_ratio']}): "
         "at half cut the other half could still differ, so both can fire. When every reward scores 0 with no "
         "spread, no_learning_signal fires whatever is cut, names the cut in its message and hides truncation. "
         "A fix that would advise adding a reward the run has (a format reward, a length reward, "
         "tool_call_success) says instead what that reward did: scored 0 on every completion, or the same on "
         "every one. `stop_on_critical: true` saves a checkpoint and stops on a critical alert.",
+        "",
+        "`grpokit report` also runs the table's after-run rules over the whole history and run_status.json: "
+        "`reward_constant` and `loss_zero`/`loss_rising` (each with `min_steps`, 5), `no_metrics`, and how the run "
+        "ended (`run_interrupted`, `run_failed`, `run_killed`, `run_status_unknown`, and `out_of_memory` from "
+        "run_status.json); each takes `enabled: false` like the live rules.",
+        "",
+        "The flat keys and where they now live (a flat key two rules read sets both):",
+        "",
+        "| Flat key (deprecated) | Now |",
+        "| --- | --- |",
+        *("| `" + key + "` | " + ", ".join(f"`rules.{rule}.{name}`" for rule, name in targets) + " |"
+          for key, targets in FLAT_KEYS.items()),
     ]
     return "\n".join(lines) + "\n"
 

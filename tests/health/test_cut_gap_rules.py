@@ -43,7 +43,7 @@ def _hack():
 def _alerts(records, **config):
     config.setdefault("expected_logged_steps", len(records))
     config.setdefault("disable", ["reward_stuck"])  # the reward is held flat here: not what is tested
-    return [(a.rule, a.step) for a in replay(records, HealthConfig(**config))]
+    return [(a.rule, a.step) for a in replay(records, HealthConfig.from_dict(config))]
 
 
 def _without_gap(records):
@@ -74,7 +74,8 @@ def test_the_margin_is_in_units_of_reward_std():
     # Half a reward_std below the finished ones (the default cut_gap) counts; a quarter does not.
     assert ("truncation", 5) in _alerts(_demo_kl(gap=lambda g, std: -0.5 * std), max_completion_length=6)
     assert _alerts(_demo_kl(gap=lambda g, std: -0.25 * std), max_completion_length=6) == []
-    assert _alerts(_demo_kl(gap=lambda g, std: -0.25 * std), max_completion_length=6, cut_gap=0.2) \
+    assert _alerts(_demo_kl(gap=lambda g, std: -0.25 * std), max_completion_length=6,
+                   rules={"truncation": {"cut_gap": 0.2}}) \
         == [("truncation", 5)]
 
 

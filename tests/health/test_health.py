@@ -123,16 +123,17 @@ def test_measured_demo_run_raises_no_truncation_alert():
 @pytest.mark.parametrize(
     "key, expected_logs, patience",
     [
-        ("no_signal_steps", None, 5),                # run length unknown: the configured value
-        ("no_signal_steps", 200, 5),                 # long run: unchanged
-        ("no_signal_steps", 3, 2),                   # 3-step run: 2 in a row instead of never
-        ("sustained_truncation_steps", 30, 8),       # a quarter of a 30-step run
-        ("sustained_truncation_steps", 1, 1),        # never more than the whole run
-        ("judge_failure_steps", 3, 1),               # never more than configured
+        (("no_learning_signal", "patience"), None, 5),   # run length unknown: the configured value
+        (("no_learning_signal", "patience"), 200, 5),    # long run: unchanged
+        (("no_learning_signal", "patience"), 3, 2),      # 3-step run: 2 in a row instead of never
+        (("truncation", "sustained_patience"), 30, 8),   # a quarter of a 30-step run
+        (("truncation", "sustained_patience"), 1, 1),    # never more than the whole run
+        (("judge_failing", "patience"), 3, 1),           # never more than configured
     ],
 )
 def test_patience_is_capped_on_short_runs(key, expected_logs, patience):
-    assert HealthConfig(expected_logged_steps=expected_logs).patience(key) == patience
+    config = HealthConfig(expected_logged_steps=expected_logs)
+    assert config.capped(getattr(config.params(key[0]), key[1])) == patience
 
 
 def test_callback_learns_the_run_length(tmp_path):
@@ -144,19 +145,17 @@ def test_callback_learns_the_run_length(tmp_path):
 
 
 def test_every_threshold_is_documented():
-    # skill/troubleshooting.md renders each row's threshold and patience with these defaults;
-    # a HealthConfig key no row names would be a knob users cannot find.
-    from dataclasses import fields
+    # skill/troubleshooting.md renders each row's threshold and patience with its rule's defaults;
+    # a parameter no row names would be a knob users cannot find.
+    from grpokit.health.symptoms import BY_RULE
+    from grpokit.health.table import STEP_RULES
 
-    from grpokit.health.symptoms import SYMPTOMS
-
-    defaults = HealthConfig().to_dict()
-    general = {"enabled", "stop_on_critical", "disable", "realert_steps", "clear_steps", "expected_logged_steps"}
-    documented = {key for s in SYMPTOMS for key in s.keys}
-    assert documented <= set(defaults)
-    assert {f.name for f in fields(HealthConfig)} - general == documented
-    for s in SYMPTOMS:
-        assert s.threshold.format(**defaults) and s.patience.format(**defaults), s.rule
+    for rule in STEP_RULES.values():
+        words = rule.threshold + rule.patience
+        names = set(rule.params.names()) - {"enabled", "patience"}
+        assert {n for n in names if "{" + n + "}" not in words} == set(), rule.id
+        assert set(BY_RULE[rule.id].keys) == names | {"patience"}
+        assert "{" not in "".join(rule.describe()), rule.id
 
 
 def test_every_rule_has_a_scenario():
@@ -179,7 +178,7 @@ def test_realert_after_many_steps():
 
 
 def test_patience_counts_consecutive_steps():
-    monitor = HealthMonitor(HealthConfig(no_signal_steps=3))
+    monitor = HealthMonitor(HealthConfig.from_dict({"rules": {"no_learning_signal": {"patience": 3}}}))
     zero = {"reward": 0.0, "reward_std": 0.0, "frac_reward_zero_std": 1.0, "loss": 0.0}
     ok = {"reward": 0.5, "reward_std": 0.5, "frac_reward_zero_std": 0.1, "loss": 0.0}
     fired = [bool(monitor.observe(i, rec)) for i, rec in enumerate([zero, zero, ok, zero, zero, zero], 1)]
@@ -227,7 +226,7 @@ def test_finite(raw, expected):
     ({"disable": ["kl"]}, "kl_blowup"),            # unknown rule id lists the real ones
     ({"kl_max": "high"}, "must be a number"),      # caught at load, not as a TypeError mid-run
     ({"stop_on_critical": "yes"}, "true or false"),  # a string is not a bool
-    ({"sustained_clipped_ratio": 0.97}, "must not exceed health.clipped_ratio"),  # the slow level is the lower one
+    ({"sustained_clipped_ratio": 0.97}, "must not exceed health.rules.truncation.clipped_ratio"),  # the slow level is the lower one
     ({"expected_logged_steps": 0}, "at least 1"),  # a run of no logs has nothing to cap
     ({"cut_gap": -0.5}, "0 or more"),              # a margin: the sign is the rule's (costs or pays)
 ])
@@ -238,7 +237,8 @@ def test_health_config_errors(data, needle):
 
 def test_health_config_coerces_yaml_values():
     hc = HealthConfig.from_dict({"kl_max": "0.3", "no_signal_steps": 3.0, "disable": "reward_stuck"})
-    assert hc.kl_max == 0.3 and hc.no_signal_steps == 3 and hc.disable == ["reward_stuck"]
+    assert hc.params("kl_blowup").kl_max == 0.3 and hc.params("no_learning_signal").patience == 3
+    assert hc.disable == ["reward_stuck"]
 
 
 def _state(step, zero=True):
@@ -364,6 +364,6 @@ def test_the_wrapper_runs_async_rewards_to_completion():
 def test_from_config_is_what_train_calls(tmp_path):
     # train.py builds the callback as HealthCallback.from_config(cfg.health, run_dir); a typo must fail loudly.
     cb = HealthCallback.from_config({"kl_max": 0.3}, tmp_path)
-    assert cb.config.kl_max == 0.3 and cb.run_dir == tmp_path
+    assert cb.config.params("kl_blowup").kl_max == 0.3 and cb.run_dir == tmp_path
     with pytest.raises(ConfigError, match="kl_max"):
         HealthCallback.from_config({"kl_mx": 0.3}, tmp_path)

@@ -148,6 +148,15 @@ def _unscorable(step, steps, rng, r):
     return r
 
 
+def _hung(step, steps, rng, r):
+    # A reward calling a service that stops answering halfway: its watchdog gives up on one batch a step
+    # (of four), whose rows score None; the rest of the run learns as before.
+    if step > steps // 2:
+        r[f"rewards/{REWARD_NAMES[1]}/timeouts"] = 1
+        r[f"rewards/{REWARD_NAMES[1]}/error_frac"] = 0.25
+    return r
+
+
 def _memory_climb(step, steps, rng, r):
     # Activations grow with the completions: the process's peak climbs past 90% of its 16 GiB limit.
     r["memory/limit_gib"] = 16.0
@@ -191,6 +200,7 @@ SCENARIOS: dict[str, tuple[str | None, Callable | None]] = {
     "stuck_reward": ("reward_stuck", _stuck),
     "length_drift": ("length_drift", _length_drift),
     "reward_unscorable": ("reward_unscorable", _unscorable),
+    "reward_hung": ("reward_hung", _hung),
     "memory_climb": ("out_of_memory", _memory_climb),
     # Tool runs: every call errors / no call is ever made / episodes run out of turns.
     "tool_calls_fail": ("tool_calls_fail", _tools(calls=1.5, failing=1.0, unanswered=0.0)),

@@ -11,7 +11,7 @@ def test_judge_panels_only_when_a_judge_logged():
     latency = by_title["judge latency per step (s)"]
     assert latency.keys == ["judge/llm_judge/latency_s", "judge/llm_judge/latency_max_s"] and latency.from_zero
     share = by_title["judge share of step time; unscored share"]
-    assert share.band == (0.0, hc.judge_step_share) and "judge_failing" in share.rules
+    assert share.band == (0.0, hc.params("judge_slow").step_share) and "judge_failing" in share.rules
 
 
 def test_a_dead_judge_run_reports_one_alert(tmp_path):

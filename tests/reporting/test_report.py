@@ -60,7 +60,7 @@ def test_series_breaks_at_nan():
 
 
 def test_bands_follow_the_run_thresholds():
-    hc = HealthConfig(kl_max=0.2, max_completion_length=100)
+    hc = HealthConfig.from_dict({"rules": {"kl_blowup": {"kl_max": 0.2}}, "max_completion_length": 100})
     by_title = {p.title: p for p in panels(history("healthy"), hc)}
     assert by_title["kl"].band == (0.0, 0.2)
     assert by_title["completion length"].band == (0.0, 85.0)

@@ -125,7 +125,7 @@ def test_a_hang_raises_an_alert_on_its_step(tmp_path):
         callback.on_log(SimpleNamespace(), state, control, logs=logs)
     assert logs["rewards/hangs_on_one_row/timeouts"] == 1
     [alert] = health.monitor.alerts
-    assert alert.rule == "reward_unscorable" and "hung" in alert.message and alert.step == 1
+    assert alert.rule == "reward_hung" and "hung" in alert.message and alert.step == 1
     assert "hung" in (tmp_path / "alerts.jsonl").read_text()
 
 

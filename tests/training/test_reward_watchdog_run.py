@@ -51,6 +51,6 @@ def test_a_reward_that_hangs_on_one_row_does_not_stop_the_run(tmp_path):
     other = next(m for m in metrics if m is not hung[0])
     assert other["rewards/hangs_on_one_row/mean"] == 1.0 and other["rewards/hangs_on_one_row/error_frac"] == 0.0
     alerts = [json.loads(line) for line in Path(run_dir, "alerts.jsonl").read_text().splitlines()]
-    assert any(a["rule"] == "reward_unscorable" and "hung" in a["message"] for a in alerts), alerts
+    assert any(a["rule"] == "reward_hung" and "hung" in a["message"] for a in alerts), alerts
     samples = [json.loads(line) for line in Path(run_dir, "completions.jsonl").read_text().splitlines()]
     assert any(s["scores"]["hangs_on_one_row"] is None for s in samples)  # recorded as unscored, not 0

@@ -10,7 +10,8 @@ one reward wrapper; RewardStatsCallback (grpokit.training.callbacks) puts the nu
 each log, and the error text reaches the rules through `reward_calls.last_window`.
 
 Alerts go to the console (rich) and to <run_dir>/alerts.jsonl (each with its step and stage), on rank 0 only.
-The rules themselves live in rules.py (pure, cheap, replayable).
+The rules themselves are the table's (table.py), run by monitor.py (pure, cheap, replayable); a hung
+reward (the watchdog's timeouts) is one of them, reward_hung.
 
 The monitor's state (baselines, patience, alerts raised) goes into every checkpoint (state_dict, written by
 grpokit.training.checkpoints before the completion marker) and comes back on resume (restore), so a resumed
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,6 @@ from transformers import TrainerCallback
 
 from grpokit.health.memory import memory_metrics
 from grpokit.health.rules import Alert, HealthConfig, HealthMonitor, expected_logged_steps, is_train_log
-from grpokit.health.symptoms import BY_RULE
 from grpokit.rewards.trainer_rewards import TrainerRewards
 from grpokit.run_directory.layout import ALERTS, HEALTH_STATE
 
@@ -81,8 +80,8 @@ class HealthCallback(TrainerCallback):
             logs.update(memory_metrics())
             # The numbers are in `logs` already (RewardStatsCallback); the error text comes from the window.
             tracked = self.reward_calls.last_window if self.reward_calls is not None else {}
+            # The watchdog's timeouts are a rule of the table (reward_hung), so the report's replay sees them too.
             alerts = self.monitor.observe(state.global_step, {**logs, **tracked})
-            alerts += self._hung_rewards(state.global_step, tracked, alerts)
             if alerts and state.is_world_process_zero:
                 self._emit(alerts)
             critical = [a for a in alerts if a.severity == "critical"]
@@ -130,24 +129,6 @@ class HealthCallback(TrainerCallback):
                 if record.get("stage") == self.stage:
                     self.monitor.observe(int(record.get("step") or 0), record)
         return "replay"
-
-    def _hung_rewards(self, step: int, tracked: dict[str, Any], alerts: list[Alert]) -> list[Alert]:
-        """An alert on the step a reward hung, without the rule's patience: the watchdog's timeouts
-        are certain (a reward that never answered), not a noisy share to be confirmed."""
-        if not self.config.enabled or any(a.rule == "reward_unscorable" for a in alerts):
-            return []
-        symptom = BY_RULE["reward_unscorable"]
-        out = []
-        for key, count in tracked.items():
-            found = re.fullmatch(r"rewards/(.+)/timeouts", key)
-            if found and count:
-                name = found.group(1)
-                why = tracked.get(f"rewards/{name}/first_error", "")
-                out.append(Alert(step=int(step), rule="reward_unscorable", severity=symptom.severity,
-                                 message=f"reward {name!r} hung on {count} batch(es) this step and scored None "
-                                         f"for them: {why}", fix=symptom.fix, value=float(count), threshold=0.0))
-        self.monitor.alerts.extend(out)
-        return out
 
     def _emit(self, alerts: list[Alert]) -> None:
         for alert in alerts:

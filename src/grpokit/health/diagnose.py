@@ -9,14 +9,17 @@ Works on a run that is still going: a half-written last line is skipped.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from grpokit.health.rules import (HealthConfig, expected_logged_steps, finite, is_held_out_log, is_train_log,
                                   replay_monitor, step_ranges)
-from grpokit.health.run_status import post_mortem
+from grpokit.health.loss_words import explain_loss  # noqa: F401  (re-exported: the report and docs read it here)
+from grpokit.health.evidence import RunReading
+from grpokit.health.run_signals import RunSignals
+from grpokit.health.stand_downs import StandDown, gather
+from grpokit.health.table import TABLE
 from grpokit.health.symptoms import BY_RULE, SYMPTOMS, Symptom, to_markdown  # noqa: F401  (to_markdown re-exported)
 from grpokit.run_directory import layout
 from grpokit.run_directory.jsonl import read_jsonl, without_redone
@@ -42,6 +45,11 @@ class Finding:
     # its own steps, so "step 2" alone names two places in a two-stage run.
     stages: list[str | None] = field(default_factory=list)
     first_stage: str | None = None
+    # The measurement behind the first alert, against the threshold it crossed (None: not a number).
+    value: float | None = None
+    threshold: float | None = None
+    # Where this rule stayed quiet although part of its condition held (health/stand_downs.py).
+    stood_down: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -151,11 +159,23 @@ def _symptom_finding(symptom: Symptom, evidence: str, steps: list[int], source: 
                    last_step=max(steps) if steps else None, count=len(steps) or 1, sources=[source])
 
 
+@dataclass
+class Diagnosis:
+    findings: list[Finding]
+    # Stand-downs of the rules that raised no finding: what the rules looked at and why they stayed quiet.
+    stood_down: list[StandDown]
+
+
 def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
     """Findings for a run directory, most severe first. An empty list means nothing wrong was seen."""
+    return diagnosis(run_dir).findings
+
+
+def diagnosis(run_dir: str | Path | RunData) -> Diagnosis:
+    """The findings (most severe first) and the stand-downs of the rules that stayed quiet."""
     run = run_dir if isinstance(run_dir, RunData) else load_run(run_dir)
-    train = run.train_metrics
     findings: dict[str, Finding] = {}
+    quiet: dict[tuple[str, str], StandDown] = {}
     # Each stage is replayed on its own monitor, as each stage's trainer had its own live one: its
     # baselines are its first steps (a stage often changes the rewards). The held-out records go in too,
     # where they were written: reward_stuck weighs them as the live monitor does.
@@ -163,12 +183,13 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
         hc = health_config_for(run.config, [r for r in records if is_train_log(r)], stage)
         hc.enabled = True
         monitor = replay_monitor(records, hc)
+        gather(monitor.stood_down, stage, quiet)
         for alert in monitor.alerts:
             f = findings.get(alert.rule)
             if f is None:
                 findings[alert.rule] = f = _symptom_finding(BY_RULE[alert.rule], alert.message, [alert.step], "metrics",
                                                               alert.fix)
-                f.first_stage = stage
+                f.first_stage, f.value, f.threshold = stage, alert.value, alert.threshold
             else:
                 f.count += 1
                 f.last_step = alert.step
@@ -201,27 +222,15 @@ def diagnose(run_dir: str | Path | RunData) -> list[Finding]:
             f.ranges.append([step, step])
             f.stages.append(stage)
             f.first_step, f.last_step = min(f.first_step or step, step), max(f.last_step or step, step)
-    dead = post_mortem(run.run_dir, finished=run.finished)
-    if dead is not None:
-        step = dead.pop("step", None)
-        step = int(step) if finite(step) is not None else None
-        # The post-mortem knows more than a live alert of the same rule (how the run ended): it replaces it.
-        stage = dead.pop("stage", None)
-        findings[dead["rule"]] = Finding(**dead, first_step=step, last_step=step, sources=["run_status"],
-                                         first_stage=stage if isinstance(stage, str) else None)
-    out = list(findings.values())
-    out.extend(_constant_reward_findings(train, run.config))
-    out.extend(_loss_findings(train, run.config))
-    if not train and dead is None:  # a run that died before its first log: the post-mortem says why
-        out.append(Finding(rule="no_metrics", severity="info", title="No training metrics yet",
-                           evidence=f"{run.run_dir / 'metrics.jsonl'} has no training steps",
-                           cause="The run has not logged its first step yet, or this is not a run directory.",
-                           fix="Wait for the first logging step (training.logging_steps), or check the path."))
+    out = _after_run(run, findings)
     # Most severe first; within a severity the rules before the notes derived from them (a reward that never
     # varied is what truncation or a too-hard task looks like from that reward), then by first step.
     out.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), f.rule in DERIVED,
                             f.first_step if f.first_step is not None else 0, f.rule in GENERIC))
-    return out
+    for f in out:
+        f.stood_down = [s.to_dict() for s in quiet.values() if s.rule == f.rule]
+    fired = {f.rule for f in out}
+    return Diagnosis(out, [s for s in quiet.values() if s.rule not in fired])
 
 
 DERIVED = ("reward_constant",)
@@ -230,111 +239,30 @@ DERIVED = ("reward_constant",)
 GENERIC = ("truncation", "no_learning_signal", "length_drift", "reward_stuck")
 
 
-def _constant_reward_findings(train: list[dict[str, Any]], config: dict[str, Any], min_steps: int = 5) -> list[Finding]:
-    """A reward that gave every completion the same score at every logged step: it taught nothing."""
-    weights = {}
-    for spec in config.get("rewards") or []:
-        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
-            weights[spec["name"]] = finite(spec.get("weight", 1.0))
-    out = []
-    names = list(dict.fromkeys(k[len("rewards/"):-len("/mean")] for r in train for k in r
-                               if k.startswith("rewards/") and k.endswith("/mean")))
-    for name in names:
-        rows = [r for r in train if f"rewards/{name}/mean" in r]
-        means = [finite(r.get(f"rewards/{name}/mean")) for r in rows]
-        stds = [finite(r.get(f"rewards/{name}/std")) for r in rows]
-        # TRL logs each reward's std beside its mean; without it a flat mean could still hide spread.
-        if len(rows) < min_steps or any(m is None for m in means) or any(v is None for v in stds):
+def _after_run(run: RunData, findings: dict[str, Finding]) -> list[Finding]:
+    """`findings` with the table's after-run rules added: how the run ended (run_status.json: it knows more
+    than a live alert of the same rule, which it replaces), then the notes on the whole history."""
+    signals = RunSignals(run)
+    hc = health_config_for(run.config)
+    notes: list[Finding] = []
+    for rule in TABLE:
+        if rule.after_run is None or rule.id in hc.disable or not hc.params(rule.id).enabled:
             continue
-        if max(means) - min(means) > 1e-9 or any(v > 1e-9 for v in stds):
-            continue
-        steps = [int(finite(r.get("step")) or i) for i, r in enumerate(rows, start=1)]
-        diagnostic = weights.get(name) == 0.0
-        out.append(Finding(
-            rule="reward_constant", severity="info" if diagnostic else "warning",
-            title=f"Reward {name} never varied",
-            evidence=f"rewards/{name}/mean was {means[0]:.3f} with std 0 at every logged step ({steps[0]}-{steps[-1]}, "
-                     f"{len(rows)} steps)",
-            cause="A reward that gives every completion the same score adds nothing to any advantage, so it teaches "
-                  "nothing: the task is beyond the model (always 0), the reward cannot read what the model writes (a "
-                  "format or length mismatch: see truncation), or it pays everything alike.",
-            fix=f"Compare completions.jsonl with what {name} expects (`grpokit rewards test {name} ...`); give partial "
-                "credit, use easier prompts, fix the format it parses, or drop it" +
-                (" (weight 0: a logged diagnostic, so this is only a note)" if diagnostic else ""),
-            first_step=steps[0], last_step=steps[-1], count=len(rows), sources=["metrics"],
-            ranges=[[steps[0], steps[-1]]]))
-    return out
+        for reading in rule.after_run(signals, hc.params(rule.id)):
+            finding = _run_finding(rule, reading)
+            if reading.source == "run_status":
+                findings[rule.id] = finding
+            else:
+                notes.append(finding)
+    return list(findings.values()) + notes
 
 
-def _loss_findings(train: list[dict[str, Any]], config: dict[str, Any]) -> list[Finding]:
-    """Plain-words notes on the loss curve: the questions people ask most."""
-    training = config.get("training") or {}
-    beta = finite(training.get("beta")) if isinstance(training, dict) else None
-    iters = finite(training.get("num_iterations")) if isinstance(training, dict) else None
-    losses = [v for v in (finite(r.get("loss")) for r in train) if v is not None]
-    if len(losses) < 5:
-        return []
-    notes = []
-    if all(v == 0.0 for v in losses):
-        notes.append(Finding(
-            rule="loss_zero", severity="info", title="The loss is exactly 0",
-            evidence=f"loss == 0 at all {len(losses)} logged steps",
-            cause=explain_loss(beta=beta or 0.0, num_iterations=int(iters or 1), part="zero"),
-            fix="Nothing to fix if reward_std is above 0: watch reward, not loss. If reward_std is 0 too, see "
-                "'No learning signal'."))
-    else:
-        half = len(losses) // 2
-        early, late = sum(losses[:half]) / half, sum(losses[half:]) / (len(losses) - half)
-        spread = max(1e-12, max(abs(v) for v in losses))
-        mean = sum(losses) / len(losses)
-        noise = math.sqrt(sum((v - mean) ** 2 for v in losses) / len(losses))
-        # A real trend, not step-to-step noise: twice the standard error of a half's mean.
-        if late - early > 0.1 * spread and late - early > 2 * noise / math.sqrt(half):
-            notes.append(Finding(
-                rule="loss_rising", severity="info", title="The loss goes up (this is normal in GRPO)",
-                evidence=f"mean loss {early:.3g} in the first half, {late:.3g} in the second",
-                cause=explain_loss(beta=beta or 0.0, num_iterations=int(iters or 1), part="rising"),
-                fix="Nothing, as long as reward rises and kl stays under 0.5."))
-    return notes
-
-
-def explain_loss(beta: float = 0.0, num_iterations: int = 1, part: str = "all") -> str:
-    """Why the GRPO loss looks the way it does, in plain words.
-
-    part: "start" (why it starts near 0), "rising" (why it goes up), "zero" (why
-    it can be exactly 0), or "all".
-    """
-    start = (
-        "GRPO's loss is not a measure of how good the model is. Each completion's advantage is its reward "
-        "minus the mean reward of its group (divided by the group's std), so within every group the "
-        "advantages add up to 0. On the first pass over a batch the new and old policies are the same, "
-        "so the probability ratio is exactly 1 and the policy term is minus the average advantage: about 0. "
-        "The gradient is not 0 -- it pushes up the completions that beat their group and down the rest -- "
-        "but the number printed is."
-    )
-    rising = (
-        "A rising loss is normal. With beta > 0 the loss includes beta times the KL divergence from the "
-        "reference model, and KL grows as the model learns (that is the model moving), so the loss grows "
-        f"with it{' (your beta is ' + format(beta, 'g') + ')' if beta else ''}. With the default token-level "
-        "loss (loss_type dapo/bnpo/dr_grpo) long and short completions weigh differently, so the policy "
-        "term drifts away from 0 when length and advantage are correlated. Judge the run by reward, "
-        "reward_std and kl, not by loss."
-    )
-    zero = (
-        "With beta = 0 there is no KL term, and with num_iterations = 1 every batch is used once, so the "
-        "ratio is always 1 and the loss is minus the mean advantage. With a per-completion average "
-        "(loss_type: grpo) that mean is exactly 0 at every step; with the token-level losses it is 0 up to "
-        "length effects. It is also exactly 0 when every group has zero reward variance (all advantages 0), "
-        "and then nothing is learned: check reward_std."
-    )
-    if beta == 0.0 and num_iterations == 1:
-        zero = "Your run has beta = 0 and num_iterations = 1. " + zero
-    parts = {"start": start, "rising": rising, "zero": zero}
-    if part == "all":
-        return "\n\n".join(parts.values())
-    if part not in parts:
-        raise ValueError(f"part must be one of {[*parts, 'all']}, got {part!r}")
-    return parts[part]
+def _run_finding(rule, reading: RunReading) -> Finding:
+    return Finding(rule=rule.id, severity=reading.severity or rule.severity, title=reading.title or rule.title,
+                   evidence=reading.message, cause=reading.cause or rule.cause, fix=reading.fix or rule.fix,
+                   first_step=reading.first_step, last_step=reading.last_step, count=reading.count,
+                   sources=[reading.source] if reading.source else [], ranges=list(reading.ranges),
+                   first_stage=reading.stage, value=reading.value, threshold=reading.threshold)
 
 
 def format_findings(findings: list[Finding]) -> str:
@@ -345,8 +273,19 @@ def format_findings(findings: list[Finding]) -> str:
     for f in findings:
         where = f" ({where_text(f)})" if where_text(f) else ""
         lines.append(f"[{f.severity}] {f.title}{where}\n  seen: {f.evidence}\n  why: {f.cause}\n  fix: {f.fix}")
+        if measured_text(f):
+            lines.append(f"  measured: {measured_text(f)}")
+        for s in f.stood_down:
+            lines.append(f"  stood down ({StandDown(**s).where()}): {s['reason']}: {s['detail']}")
     return "\n".join(lines)
 
+
+
+def measured_text(f: Finding) -> str:
+    """The first alert's value against its threshold, in words ("" where the rule gives no number)."""
+    if f.value is None:
+        return ""
+    return f"{f.value:.4g}" + (f" against a threshold of {f.threshold:.4g}" if f.threshold is not None else "")
 
 
 def by_stage(records: list[dict[str, Any]]) -> list[tuple[str | None, list[dict[str, Any]]]]:

@@ -135,7 +135,7 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
     longest = f"; the completions that finished used up to {max(finished)} tokens" if finished else ""
     detail = (f"{clipped:.0%} of {len(flags)} completions were cut at max_completion_length="
               f"{max_completion_length} (truncated){longest}")
-    if clipped >= hc.clipped_ratio:
+    if clipped >= hc.params("truncation").clipped_ratio:
         checks.append(Check("probe", "truncation", "fail", detail,
                             f"raise training.max_completion_length (try {max_completion_length * 2} or more); "
                             "or ask for shorter answers in data.system_prompt, add a length reward, or set "
@@ -155,7 +155,7 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
             checks.append(Check("probe", f"reward {name}", "fail", f"raised {error}",
                                 "a reward must never raise on model output; check its columns and parameters "
                                 "(`grpokit rewards test`)"))
-        elif none_share >= hc.max_none_frac:  # as the live rule: half unscorable is broken
+        elif none_share >= hc.params("reward_unscorable").max_none_frac:  # as the live rule: half unscorable is broken
             checks.append(Check("probe", f"reward {name}", "fail",
                                 f"returned None for {none_share:.0%} of samples (it cannot score them)",
                                 BY_RULE["reward_unscorable"].fix))
@@ -181,19 +181,19 @@ def analyze_probe(groups: list[ProbeGroup], max_completion_length: int,
     if size < 2:
         checks.append(Check("probe", "learning signal", "fail", "num_generations is 1: a group of one has no variance",
                             "set training.num_generations to 4 or more"))
-    elif share >= min(hc.zero_std_frac, 0.5):
+    elif share >= min(hc.params("no_learning_signal").zero_std_frac, 0.5):
         # The fix read against these rewards: never "add a format reward" to a config that has one.
         from grpokit.health.fixes import fix_for, scores_from_values
 
         scored = scores_from_values({n: [v for g in groups for v in g.scores.get(n, [])] for n in names})
-        checks.append(Check("probe", "learning signal", "fail" if share >= hc.zero_std_frac else "warn", detail,
+        checks.append(Check("probe", "learning signal", "fail" if share >= hc.params("no_learning_signal").zero_std_frac else "warn", detail,
                             fix_for("no_learning_signal", scored)))
     else:
         checks.append(Check("probe", "learning signal", "ok", detail))
 
     # Diversity: identical completions in a group teach nothing either.
     distinct = statistics.fmean(len(set(g.completions)) / len(g.completions) for g in groups)
-    if distinct < hc.min_distinct_frac:
+    if distinct < hc.params("collapse").min_distinct_frac:
         checks.append(Check("probe", "diversity", "warn", f"only {distinct:.0%} of completions in a group are distinct",
                             "raise training.temperature (e.g. 1.0) or check that sampling is on"))
     else:

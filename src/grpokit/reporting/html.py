@@ -12,8 +12,9 @@ import time
 from typing import Any
 
 from grpokit.completions import prompt_text, to_text
-from grpokit.health.diagnose import Finding, RunData, explain_loss, where_text
+from grpokit.health.diagnose import Finding, RunData, explain_loss, measured_text, where_text
 from grpokit.health.rules import finite
+from grpokit.health.stand_downs import StandDown
 from grpokit.health.symptoms import SYMPTOMS
 
 MAX_TEXT = 1500      # characters of a prompt/completion shown; the rest is in completions.jsonl
@@ -98,8 +99,30 @@ def _findings(findings: list[Finding]) -> str:
         parts.append(
             f'<div class="finding {e(f.severity)}"><p><span class="badge {e(f.severity)}">{e(f.severity)}</span> '
             f"<b>{e(f.title)}</b> <code>{e(f.rule)}</code>{steps}</p>"
-            f"<p><b>Seen:</b> {e(f.evidence)}</p><p><b>Why:</b> {e(f.cause)}</p><p><b>Fix:</b> {e(f.fix)}</p></div>")
+            f"<p><b>Seen:</b> {e(f.evidence)}</p>{_evidence(f)}<p><b>Why:</b> {e(f.cause)}</p>"
+            f"<p><b>Fix:</b> {e(f.fix)}</p></div>")
     return "".join(parts)
+
+
+def _evidence(f: Finding) -> str:
+    """The number against its threshold, and where the rule stood down (and why) between its alerts."""
+    out = f"<p><b>Measured:</b> {e(measured_text(f))}</p>" if measured_text(f) else ""
+    for s in f.stood_down:
+        down = StandDown(**s)
+        out += f"<p><b>Stood down</b> ({e(down.where())}): {e(down.reason)}: {e(down.detail)}</p>"
+    return out
+
+
+def _stood_down(stood_down: list[StandDown]) -> str:
+    """The rules that raised nothing although part of their condition held: what they saw, why they stayed quiet."""
+    if not stood_down:
+        return ""
+    rows = "".join(f"<tr><td><code>{e(s.rule)}</code></td><td>{e(s.where())}</td><td>{e(s.reason)}</td>"
+                   f"<td>{e(s.detail)}</td></tr>" for s in stood_down)
+    return ("<h2>Rules that stood down</h2><p class=\"meta\">Part of each rule's condition held at these steps, and "
+            "the rule stayed quiet for the reason given (another finding explains it, or the numbers say the run is "
+            "fine).</p><table><tr><th>rule</th><th>where</th><th>why it stood down</th><th>what it saw</th></tr>"
+            f"{rows}</table>")
 
 
 def _curves(png: bytes) -> str:
@@ -189,9 +212,9 @@ def _loss_and_table(run: RunData) -> str:
             f"<th>fix</th></tr>{rows}</table>")
 
 
-def render_html(run: RunData, findings: list[Finding], png: bytes) -> str:
+def render_html(run: RunData, findings: list[Finding], png: bytes, stood_down: list[StandDown] | None = None) -> str:
     body = "".join([
-        _header(run, findings), _findings(findings), _curves(png), _alerts(run.alerts),
+        _header(run, findings), _findings(findings), _stood_down(stood_down or []), _curves(png), _alerts(run.alerts),
         _eval(run.eval), _completions(run.completions), _loss_and_table(run),
     ])
     title = e(run.config.get("name") or run.run_dir.name)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grpokit.health.diagnose import RunData, diagnose, health_config_for, load_run
+from grpokit.health.diagnose import RunData, diagnosis, health_config_for, load_run
 from grpokit.health.rules import HealthConfig, finite
 from grpokit.run_directory import layout
 
@@ -90,22 +90,24 @@ def series(records: list[dict[str, Any]], key: str) -> tuple[list[float], list[f
 
 def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
     limit = hc.max_completion_length
+    signal, truncation, kl = hc.params("no_learning_signal"), hc.params("truncation"), hc.params("kl_blowup")
+    judge = hc.params("judge_slow")
     entropy_start = [v for v in series(records, "entropy")[1] if not math.isnan(v)][:3]
-    entropy_floor = hc.entropy_drop * sorted(entropy_start)[len(entropy_start) // 2] if entropy_start else None
+    entropy_floor = hc.params("collapse").entropy_drop * sorted(entropy_start)[len(entropy_start) // 2] if entropy_start else None
     chosen = [
         Panel("reward", ["reward"], None, "should rise", ("reward_stuck",)),
         Panel("reward per function (mean)", [f"rewards/{n}/mean" for n in reward_names(records)], None,
               "each should rise or stay high", ("reward_unscorable",)),
-        Panel("reward_std", ["reward_std"], (hc.min_reward_std, math.inf), f"keep above {hc.min_reward_std}",
+        Panel("reward_std", ["reward_std"], (signal.min_reward_std, math.inf), f"keep above {signal.min_reward_std}",
               ("no_learning_signal",)),
-        Panel("frac_reward_zero_std", ["frac_reward_zero_std"], (0.0, hc.zero_std_frac),
-              f"keep below {hc.zero_std_frac}", ("no_learning_signal",)),
+        Panel("frac_reward_zero_std", ["frac_reward_zero_std"], (0.0, signal.zero_std_frac),
+              f"keep below {signal.zero_std_frac}", ("no_learning_signal",)),
         Panel("completion length", ["completions/mean_length", "completions/max_length"],
-              (0.0, hc.length_limit_frac * limit) if limit else None,
+              (0.0, hc.params("length_drift").limit_frac * limit) if limit else None,
               f"limit {limit}" if limit else "", ("length_drift", "truncation")),
-        Panel("completions/clipped_ratio", ["completions/clipped_ratio"], (0.0, hc.clipped_ratio),
-              f"keep below {hc.clipped_ratio}", ("truncation",)),
-        Panel("kl", ["kl"], (0.0, hc.kl_max), f"keep below {hc.kl_max} (logged when beta > 0)", ("kl_blowup",)),
+        Panel("completions/clipped_ratio", ["completions/clipped_ratio"], (0.0, truncation.clipped_ratio),
+              f"keep below {truncation.clipped_ratio}", ("truncation",)),
+        Panel("kl", ["kl"], (0.0, kl.kl_max), f"keep below {kl.kl_max} (logged when beta > 0)", ("kl_blowup",)),
         Panel("entropy", ["entropy"], (entropy_floor, math.inf) if entropy_floor else None,
               "a slow fall is fine; a crash is collapse", ("collapse",)),
         Panel("loss", ["loss"], None, "hovers near 0; rising is normal", ("non_finite",)),
@@ -140,11 +142,11 @@ def panels(records: list[dict[str, Any]], hc: HealthConfig) -> list[Panel]:
     if judges:  # llm_judge: what each step waited for the judge, and what share of the step that was
         chosen.append(Panel("judge latency per step (s)", [f"judge/{n}/{m}" for n in judges
                                                            for m in ("latency_s", "latency_max_s")], None,
-                            f"median and slowest request; alert at {hc.judge_max_latency_s:g}s", ("judge_slow",),
+                            f"median and slowest request; alert at {judge.max_latency_s:g}s", ("judge_slow",),
                             from_zero=True))
         chosen.append(Panel("judge share of step time; unscored share",
                             [f"judge/{n}/{m}" for n in judges for m in ("step_share", "failure_frac")],
-                            (0.0, hc.judge_step_share), f"keep below {hc.judge_step_share}; failures near 0",
+                            (0.0, judge.step_share), f"keep below {judge.step_share}; failures near 0",
                             ("judge_slow", "judge_failing"), from_zero=True))
     memory = ["memory/rss_gb", "memory/cuda_allocated_gb"]
     if any(k in r for r in records for k in memory):
@@ -287,9 +289,10 @@ def write_report(run_dir: str | Path, out_dir: str | Path | None = None) -> dict
     out = Path(out_dir) if out_dir else run.run_dir
     out.mkdir(parents=True, exist_ok=True)
     hc = health_config_for(run.config, run.train_metrics)
-    findings = diagnose(run)
+    result = diagnosis(run)
+    findings = result.findings
     png = plot_curves(run, out / layout.CURVES, hc, findings)
-    html = render_html(run, findings, png.read_bytes())
+    html = render_html(run, findings, png.read_bytes(), result.stood_down)
     html_path = out / layout.REPORT
     html_path.write_text(html, encoding="utf-8")
     return {"png": png, "html": html_path}

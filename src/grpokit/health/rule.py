@@ -1,0 +1,58 @@
+"""A health rule, declared: its id and severity, what it reads, its parameters, its words, what it
+explains, and its check. The rules are rows of one table (grpokit.health.table); the engine
+(grpokit.health.monitor) runs every row the same way.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from grpokit.config.health_params import RuleParams
+from grpokit.health.evidence import Evidence, RunReading
+from grpokit.health.signals import Signals
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the run itself says, beside the rules' parameters: its length limit and its length."""
+    max_completion_length: int | None = None
+    expected_logged_steps: int | None = None
+
+    def capped(self, steps: int) -> int:
+        """A patience of `steps` as it applies to this run: on a run of N logged steps at most
+        max(2, ceil(N / 4)) and at most N, so a 3-step run alerts after 2 steps in a row, not never."""
+        steps, total = int(steps), self.expected_logged_steps
+        if total:
+            steps = min(steps, max(2, math.ceil(total / 4)), int(total))
+        return max(1, steps)
+
+
+Check = Callable[[Signals, RuleParams, RunFacts], Evidence]
+# A rule that reads the whole run (history, config, run_status.json): its findings, once the run is read.
+AfterRun = Callable[[Any, RuleParams], list[RunReading]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    params: type[RuleParams]      # its parameters; params.RULE is the rule's id
+    severity: str                 # "critical" (the run is wasting compute) or "warning"
+    title: str                    # a short name a person recognises
+    reads: tuple[str, ...]        # the metrics and signals it reads (the report marks their panels)
+    check: Check | None           # on every logged step; None: the rule reads the finished run only
+    looks_like: str               # what the curves show
+    cause: str                    # why it happens
+    fix: str                      # what to change, with grpokit config keys
+    threshold: str = ""           # when it fires, a template over its parameters ({kl_max} -> 0.5)
+    patience: str = ""            # how long it must hold, a template over its parameters
+    explains: tuple[str, ...] = ()  # the findings it makes redundant when it holds
+    after_run: AfterRun | None = None  # over the whole run, by `grpokit report` (health/run_signals.py)
+
+    @property
+    def id(self) -> str:
+        return self.params.RULE
+
+    def describe(self, params: RuleParams | None = None) -> tuple[str, str]:
+        """(threshold, patience) in words, with `params` (default: the defaults) filled in."""
+        values = (params or self.params()).to_dict()
+        return self.threshold.format(**values), self.patience.format(**values)
