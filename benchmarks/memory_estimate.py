@@ -1,6 +1,6 @@
 """How close `grpokit doctor`'s memory estimate comes to the peak memory training really takes.
 
-    python -m benchmarks.memory_estimate [--rounds 2] [--only NAME]
+    python -m benchmarks.memory_estimate [--rounds 2] [--only NAME] [--merge]
 
 Each variant of configs/cpu-demo.yaml (batch size, completion length, gradient
 checkpointing, LoRA dropout, LoRA or full fine-tuning) trains real steps in a
@@ -50,6 +50,19 @@ VARIANTS = {
 CHECKS = {
     "zoo OOM case (demo recipe, uncapped)": ("configs/cpu-demo.yaml", ["eval.every=0"], 2),
     "init math (CPU defaults)": ("init:math", [], 1),
+    # The journeys' configs (tests/journeys): what `grpokit init code|json|kb_qa --data FILE` writes for
+    # each journey's own data file (the journey's writer makes it), trained on the bundled model as written.
+    "journey code (init code --data tasks.jsonl)": ("init:code", [], 1),
+    "journey json (init json --data orders.jsonl)": ("init:json", [], 1),
+    "journey kb_qa (init kb_qa --data kb.csv)": ("init:kb_qa", [], 1),
+}
+# init task -> (the journey test module that writes its data, the file name, the writer's name, its extra arguments).
+# The checks the CPU constants were tuned on after they were first measured (the rest stay held out).
+TUNED_ON = {"zoo OOM case (demo recipe, uncapped)"}
+JOURNEY_DATA = {
+    "code": ("test_code_journey", "tasks.jsonl", "write_tasks", ()),
+    "json": ("test_json_journey", "orders.jsonl", "write_orders", ()),
+    "kb_qa": ("test_kb_qa_journey", "kb.csv", "write_kb", (False,)),
 }
 
 WORKER = r"""
@@ -121,15 +134,28 @@ def estimate(overrides: list[str], config: Path = CONFIG) -> tuple[dict, float]:
     return parts, legacy
 
 
+def _journey_data(task: str, tmp: Path) -> str:
+    """The journey's own data file for `task`, written by the journey test's writer (one copy of the rows)."""
+    import importlib
+
+    module, name, writer, args = JOURNEY_DATA[task]
+    sys.path.insert(0, str(ROOT / "tests" / "journeys"))
+    path = tmp / name
+    getattr(importlib.import_module(module), writer)(path, *args)
+    return str(path)
+
+
 def _config_path(source: str, tmp: Path) -> Path:
-    if source == "init:math":
+    if source.startswith("init:"):
         import yaml
 
         sys.path.insert(0, str(ROOT / "src"))
         from grpokit.config.starter import build_init_config
 
-        path = tmp / "init-math.yaml"
-        path.write_text(yaml.safe_dump(build_init_config("math", None, None, None)))
+        task = source.removeprefix("init:")
+        data = None if task == "math" else _journey_data(task, tmp)
+        path = tmp / f"init-{task}.yaml"
+        path.write_text(yaml.safe_dump(build_init_config(task, data, None, None)))
         return path
     return ROOT / source
 
@@ -176,17 +202,43 @@ def gpu_held_out() -> list[dict]:
     return rows
 
 
+def _result(rows: list[dict], gpu: list[dict]) -> dict:
+    ratios = [r["ratio"] for r in rows] + [r["ratio"] for r in gpu]
+    return {
+        "benchmark": "memory_estimate",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "load_avg": [round(x, 2) for x in os.getloadavg()]},
+        "measure": "CPU: the training process's VmHWM (peak resident set); GPU: torch.cuda.max_memory_allocated",
+        "cpu_runs": rows,
+        "gpu_held_out": gpu,
+        "worst_ratio": max(ratios, key=lambda x: abs(x - 1), default=None),
+        "within_15_percent": all(0.85 <= r <= 1.15 for r in ratios),
+    }
+
+
+def _kept_rows(path: Path, names: list[str]) -> list[dict]:
+    """--merge: the rows of an earlier results file that this run does not measure again."""
+    if not path.is_file():
+        return []
+    return [r for r in json.loads(path.read_text())["cpu_runs"] if r["run"] not in names]
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", help="run only this CPU check or variant (repeatable)")
     parser.add_argument("--fit", action="store_true", help="also rerun the variants the constants were fitted on")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the --out file's rows for runs not measured now (one slow check at a time)")
     args = parser.parse_args(argv)
     runs = {name: (str(CONFIG.relative_to(ROOT)), o, st, "fit") for name, (o, st) in VARIANTS.items()} if args.fit else {}
-    runs.update({name: (src, o, st, "check") for name, (src, o, st) in CHECKS.items()})
+    runs.update({name: (src, o, st, "tuned" if name in TUNED_ON else "held out") for name, (src, o, st) in CHECKS.items()})
     names = args.only or list(runs)
-    rows = []
+    out_path = Path(args.out)
+    rows = _kept_rows(out_path, names) if args.merge else []
+    earlier_gpu = json.loads(out_path.read_text()).get("gpu_held_out", []) if args.merge and out_path.is_file() else []
+    out_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             source, overrides, steps, role = runs[name]
@@ -205,25 +257,16 @@ def main(argv=None) -> dict:
                    "parts_gib": {k: round(v / 2**30, 3) for k, v in parts.items() if v and k not in ("total", "trainable_params")},
                    "seconds": [m["seconds"] for m in peaks]}
             rows.append(row)
+            # Written after every check: a check takes minutes to an hour on a loaded machine.
+            out_path.write_text(json.dumps(_result(rows, earlier_gpu), indent=2) + "\n")
             print(f"{name}: estimate {row['estimate_gib']} GiB, measured {row['measured_peak_gib']} GiB, "
                   f"ratio {row['ratio']}", flush=True)
     gpu = gpu_held_out()
     for row in gpu:
         print(f"GPU {row['run']}: estimate {row['estimate_gib']} GiB, measured {row['measured_gib']} GiB, "
               f"ratio {row['ratio']} (was {row['before_ratio']})", flush=True)
-    ratios = [r["ratio"] for r in rows] + [r["ratio"] for r in gpu]
-    result = {
-        "benchmark": "memory_estimate",
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"cpus": os.cpu_count(), "load_avg": [round(x, 2) for x in os.getloadavg()]},
-        "measure": "CPU: the training process's VmHWM (peak resident set); GPU: torch.cuda.max_memory_allocated",
-        "cpu_runs": rows,
-        "gpu_held_out": gpu,
-        "worst_ratio": max(ratios, key=lambda x: abs(x - 1), default=None),
-        "within_15_percent": all(0.85 <= r <= 1.15 for r in ratios),
-    }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    result = _result(rows, gpu)
+    out_path.write_text(json.dumps(result, indent=2) + "\n")
     return result
 
 
