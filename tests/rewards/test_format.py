@@ -1,9 +1,11 @@
 """Format rewards: one table per reward; every case runs as a string and as a conversational message list."""
 import json
+import time
 
 import pytest
 
 from grpokit.rewards import RewardConfigError, describe, get
+from grpokit.rewards import format as format_rewards
 
 GOOD = "<reasoning>\n2 + 3 = 5\n</reasoning>\n<answer>\n5\n</answer>"
 
@@ -300,6 +302,28 @@ REGEX = [
 @pytest.mark.parametrize("text, params, expected", REGEX)
 def test_regex_format(text, params, expected):
     assert score("regex_format", text, **params) == expected
+
+
+# Texts near the default pattern's edges, and the ones that make a number regex backtrack most.
+DEFAULT_PATTERN_TEXTS = [
+    "85", "-85", "--85", "-", ".5", "5.", "5.5", "5.5.5", "-0.25", " 7 ", "1,000", "\u0663\u0664", "\uff17",
+    "1e5", "12a", "a12", "1" * 9_999 + "x", "1" * 5_000 + "." + "1" * 4_000 + "x", "1." * 4_000, "-" * 9_000,
+]
+
+
+def test_the_default_pattern_scores_as_the_time_bounded_matcher_does():
+    # The default runs on `re` without a bound; a user pattern with the same text keeps the bound.
+    default = get("regex_format")
+    bounded = get("regex_format", pattern="(?:" + format_rewards.DEFAULT_ANSWER_PATTERN + ")")
+    assert default(DEFAULT_PATTERN_TEXTS) == bounded(DEFAULT_PATTERN_TEXTS)
+    assert sum(default(DEFAULT_PATTERN_TEXTS)) == 7
+
+
+def test_the_default_pattern_is_linear_on_the_texts_that_make_number_regexes_backtrack():
+    default = get("regex_format")
+    start = time.thread_time()
+    default(DEFAULT_PATTERN_TEXTS[-4:] * 10)
+    assert time.thread_time() - start < 0.1
 
 
 @pytest.mark.parametrize("pattern, message", [("(", "not a valid regular expression"), ("", "must be a regular expression")])

@@ -23,6 +23,7 @@ two adjacent quantifiers over the same characters, no `^\\s*` under MULTILINE).
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -243,7 +244,14 @@ def gold_number(gold) -> Number | None:
         return None
     if isinstance(gold, (int, float)):
         return Number(float(gold), 0) if math.isfinite(gold) else None
-    return answer_values(str(gold))
+    gold = str(gold)
+    return _short_gold_number(gold) if len(gold) <= _CACHED_GOLD_CHARS else answer_values(gold)
+
+
+# Every completion of a group (and of every epoch) reads the same gold: a short one (`18`, `$1,000`)
+# is read once. A Number is frozen, so the cached one can be shared.
+_CACHED_GOLD_CHARS = 200
+_short_gold_number = functools.lru_cache(maxsize=8192)(answer_values)
 
 
 def close(a: Number, b: Number, rel_tol: float, abs_tol: float) -> bool:

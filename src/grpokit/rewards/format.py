@@ -9,6 +9,7 @@ Tag matching is plain `str.find`/`str.count`, never a backtracking regex, so a
 from __future__ import annotations
 
 import json
+import re
 from itertools import islice
 from typing import Any, Iterator, Sequence
 
@@ -255,8 +256,24 @@ def _answer_json(text: str) -> bool:
     return isinstance(value, (dict, list)) and bool(value)
 
 
+# The shipped default: an integer or decimal number.
+DEFAULT_ANSWER_PATTERN = r"-?\d+(?:\.\d+)?"
+
+# Patterns whose full match costs time linear in the text, so they need no time bound and run
+# on the standard `re` (the bounded `regex` call costs ~4 us per completion, mostly setting up
+# its timeout: 8x what this reward otherwise costs). For the default: a full match starts at
+# position 0 only; `-?` is one choice; `\d+` backtracks at most once per digit it took, and at
+# each of those positions the rest (`(?:\.\d+)?` then the end) fails or succeeds on its first
+# character unless that character is the '.', which only the first non-digit can be, so the
+# inner `\d+` runs once: at most 2n steps on n characters. Any other pattern (a user's) keeps
+# the time bound, since telling in general whether a pattern backtracks is not cheap to prove.
+# (`re` reads `\d` by Python's Unicode tables, as this reward did before it had a bound; the
+# `regex` module's newer tables also count digits of scripts encoded since.)
+_LINEAR_PATTERNS = frozenset({DEFAULT_ANSWER_PATTERN})
+
+
 @register("regex_format", aliases=("pattern_format",), family="format")
-def regex_format(pattern: str = r"-?\d+(?:\.\d+)?"):
+def regex_format(pattern: str = DEFAULT_ANSWER_PATTERN):
     """1.0 when the whole completion (surrounding whitespace aside) matches `pattern`, else 0.0.
 
     For answers whose shape is the format: a bare number (the default), a
@@ -271,7 +288,8 @@ def regex_format(pattern: str = r"-?\d+(?:\.\d+)?"):
     Columns: none. Completions longer than 10,000 characters score 0.0
     unread (no answer shape is that long). The pattern runs with a time bound
     (grpokit.rewards._user_patterns: 0.03 s per completion); a completion on
-    which it backtracks past that scores 0.0, as a non-match.
+    which it backtracks past that scores 0.0, as a non-match. The default
+    pattern, whose match time is linear in the text, needs no bound.
     """
     if not isinstance(pattern, str) or not pattern:
         raise RewardConfigError(f"regex_format: pattern must be a regular expression, e.g. '(yes|no)', got {pattern!r}")
@@ -279,7 +297,14 @@ def regex_format(pattern: str = r"-?\d+(?:\.\d+)?"):
         compiled = _user_patterns.compile_pattern(pattern)
     except _user_patterns.PatternError as exc:
         raise RewardConfigError(f"regex_format: pattern {exc}") from None
+    if pattern in _LINEAR_PATTERNS:
+        return TextReward("regex_format", _linear_regex_ok, compiled=re.compile(pattern))
     return TextReward("regex_format", _regex_ok, compiled=compiled)
+
+
+def _linear_regex_ok(text: str, compiled: "re.Pattern") -> bool:
+    stripped = text.strip()
+    return len(stripped) <= 10_000 and compiled.fullmatch(stripped) is not None
 
 
 def _regex_ok(text: str, compiled) -> bool:

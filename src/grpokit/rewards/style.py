@@ -9,12 +9,14 @@ a 1 MB completion costs milliseconds, not minutes.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
+import operator
 import re
 import unicodedata
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from grpokit.completions import prompt_text, texts
 from grpokit.rewards import _answers
@@ -488,15 +490,28 @@ def _counter(word: str) -> str:
     return _DIGITS.sub("0", word)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _masked_word(word: str) -> str:
+    # A text's words repeat (and so do a run's): each spelling is read once.
+    return word if word.isalpha() and word not in _NUMBER_WORDS else _counter(word)
+
+
 def _counters_masked(words: list[str]) -> tuple[list[str], int]:
     """The words with every counter written `0` and each run of counters one `0`; how many words held one."""
-    masked = [w if w.isalpha() and w not in _NUMBER_WORDS else _counter(w) for w in words]
-    counters = sum(m != w or m == "0" for m, w in zip(masked, words))
-    return [w for w, before in zip(masked, ["", *masked]) if w != "0" or before != "0"], counters
+    masked = list(map(_masked_word, words))
+    # A word held a counter when masking changed it, or when it is `0` (masking keeps that one as it is).
+    counters = sum(map(operator.ne, masked, words)) + words.count("0")
+    # Keep a word unless it and the one before are both `0` (iterated in C: this runs on every text).
+    keep = map(operator.or_, map(_ZERO.__ne__, masked), map(_ZERO.__ne__, itertools.chain(("",), masked)))
+    return list(itertools.compress(masked, keep)), counters
 
 
-def _grams(words: list[str], n: int) -> list[tuple[str, ...]]:
-    return list(zip(*(words[i:] for i in range(n))))
+_ZERO = "0"
+
+
+def _grams(words: list[str], n: int) -> tuple[Iterator[tuple[str, ...]], int]:
+    """The word n-grams, as an iterator (the callers only count them), and how many there are."""
+    return zip(*(words[i:] for i in range(n))), max(len(words) - n + 1, 0)
 
 
 # How often an n-gram may come back, counters masked, before it counts as a loop: GSM8K's
@@ -508,17 +523,17 @@ _FREE_REPEATS = 4
 
 def _repetition_score(text: str, n: int, size: float) -> float:
     words = _WORD.findall(canonical(text[:_MAX_CHARS]).lower())[:_MAX_TOKENS]
-    grams = _grams(words, n)
-    if not grams:
+    grams, total = _grams(words, n)
+    if not total:
         return 0.0
-    repeated = 1.0 - len(set(grams)) / len(grams)
+    repeated = 1.0 - len(set(grams)) / total
     masked_words, counters = _counters_masked(words)
     # Under _FREE_REPEATS + 1 counters no n-gram holding one can come back often enough to cost.
     if counters > _FREE_REPEATS:
-        masked = _grams(masked_words, n)
-        if masked:
+        masked, total = _grams(masked_words, n)
+        if total:
             excess = sum(count - _FREE_REPEATS for count in Counter(masked).values() if count > _FREE_REPEATS)
-            repeated = max(repeated, excess / len(masked))
+            repeated = max(repeated, excess / total)
     return 0.0 - size * repeated  # 0.0, never -0.0
 
 
