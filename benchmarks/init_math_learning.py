@@ -3,7 +3,7 @@
     PYTHONPATH=src python -m benchmarks.init_math_learning [--seeds 0,1,2] [--prompts 150] [--steps 20]
 
 Trains the config `grpokit init math` writes, unchanged (the bundled 135M model, LoRA, 8 generations x
-128 tokens, 20 steps, synthetic:arithmetic), once per seed in its own subprocess; a seed changes
+32 tokens after two worked examples in plain text, 20 steps, synthetic:arithmetic), once per seed in its own subprocess; a seed changes
 training.seed only, so every run trains on the same 900-row split. Then samples one completion per
 held-out prompt (the training temperature and completion length, the same sampling seed for every
 model) from the base model and from each run's final adapter, scored as `grpokit eval` scores them

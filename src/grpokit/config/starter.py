@@ -1,6 +1,7 @@
 """`grpokit init`'s starting config: a task's preset rewards, with a data file's columns mapped."""
 from __future__ import annotations
 
+from grpokit.config.starter_math import FEW_SHOT_PROMPT, MATH_DATA, MATH_NOTE, MATH_TRAINING
 from grpokit.data.columns import COLUMN_GUESSES, guess_column
 from grpokit.data.config import parse_source
 from grpokit.data.files import columns_of
@@ -91,6 +92,12 @@ def build_init_config(task: str, data: str | None, name: str | None, model: str 
         data_cfg = _data_section(spec.name, data, spec.columns, prompt_column, answer_column)
     if spec.system_prompt is not None:
         data_cfg["system_prompt"] = spec.system_prompt
+    # LoRA wants a far larger step than TRL's full fine-tuning default of 1e-6.
+    training = {**CPU_RUN, "learning_rate": 1.0e-4}
+    if spec.name == "math_reasoning" and data is None:
+        # The synthetic word problems: a prompt and length the bundled model answers in (starter_math).
+        data_cfg.update(MATH_DATA)
+        training.update(MATH_TRAINING)
     return {
         "name": name or f"{spec.name.replace('_', '-')}",
         "description": spec.description,
@@ -98,8 +105,7 @@ def build_init_config(task: str, data: str | None, name: str | None, model: str 
         "data": data_cfg,
         "rewards": spec.spec(),
         "profile": "cpu",
-        # LoRA wants a far larger step than TRL's full fine-tuning default of 1e-6.
-        "training": {**CPU_RUN, "learning_rate": 1.0e-4},
+        "training": training,
     }
 
 
@@ -112,13 +118,22 @@ CPU_RUN = {"num_generations": 8, "max_completion_length": 128, "max_steps": 20, 
 CPU_STEP_S = 158  # the slow end of the range above: the written comment quotes it
 
 
+def step_seconds(completion_tokens: int) -> int:
+    """The slow-end step time for shorter completions: a step's time scales with its tokens."""
+    return max(1, round(CPU_STEP_S * completion_tokens / CPU_RUN["max_completion_length"]))
+
+
 def starter_comment(cfg: dict) -> str:
     """The lines `init` writes above the config: what the run will cost, and where that figure comes from."""
     training = cfg.get("training", {})
-    if cfg.get("profile") != "cpu" or any(training.get(k) != v for k, v in CPU_RUN.items()):
+    keys = ("num_generations", "max_steps")
+    length = training.get("max_completion_length")
+    if (cfg.get("profile") != "cpu" or any(training.get(k) != CPU_RUN[k] for k in keys)
+            or not isinstance(length, int) or not 0 < length <= CPU_RUN["max_completion_length"]):
         return ""
-    minutes = CPU_STEP_S * CPU_RUN["max_steps"] / 60
-    return (f"# CPU defaults: {CPU_RUN['num_generations']} completions x {CPU_RUN['max_completion_length']} tokens "
-            f"per step, {CPU_RUN['max_steps']} steps: up to ~{CPU_STEP_S} s a step on 2 CPU cores, ~{minutes:.0f} min "
+    step_s = step_seconds(length)
+    minutes = step_s * CPU_RUN["max_steps"] / 60
+    return (f"# CPU defaults: {CPU_RUN['num_generations']} completions x {length} tokens "
+            f"per step, {CPU_RUN['max_steps']} steps: up to ~{step_s} s a step on 2 CPU cores, ~{minutes:.0f} min "
             "in all (longer on busy cores).\n# `grpokit doctor` times a step on this machine; raise max_steps once "
-            "it learns.\n")
+            "it learns.\n" + (MATH_NOTE if cfg.get("data", {}).get("system_prompt") == FEW_SHOT_PROMPT else ""))
