@@ -143,6 +143,23 @@ def test_environment_fails_only_for_what_is_needed():
     needy = {c.name: c for c in check_environment(needs_for("vllm", {}, {}), versions=versions, cuda=False)}
     assert needy["CUDA"].status == "fail" and needy["vllm"].status == "fail"
     assert "grpokit[vllm]" in needy["vllm"].fix
+    assert "TRL hooks" not in plain  # with versions given and no problems passed, TRL is not read
+
+
+def test_environment_reports_a_trl_without_grpokits_hooks_before_training():
+    versions = {"torch": "2.13.0", "transformers": "5", "trl": "1.17", "peft": "0.21"}
+    gone = ["TRL 1.17: GRPOTrainer has no _generate (grpokit overrides it for the step's progress line)"]
+    hooks = {c.name: c for c in check_environment({}, versions=versions, cuda=False, trl_problems=gone)}["TRL hooks"]
+    assert hooks.status == "fail" and "no _generate" in hooks.detail and "trl>=1.16,<1.17" in hooks.fix
+    fine = {c.name: c for c in check_environment({}, versions=versions, cuda=False, trl_problems=[])}
+    assert fine["TRL hooks"].status == "ok"
+
+
+def test_environment_reads_the_installed_trls_hooks():
+    from grpokit.training.trl_hooks import missing
+
+    checks = {c.name: c for c in check_environment({}, cuda=False)}
+    assert checks["TRL hooks"].status == ("fail" if missing() else "ok")
 
 
 def test_lora_params_and_memory_estimate():

@@ -1,6 +1,6 @@
 """`grpokit doctor`: find what will go wrong before paying for a run.
 
-    checks = run_doctor("configs/math.yaml")      # list[Check]; any "fail" -> exit 1
+    checks = run_doctor("configs/cpu-demo.yaml")  # list[Check]; any "fail" -> exit 1
 
 Checks the environment against what the config needs, the config itself, a
 memory estimate, the data set's token lengths against the limits, the rewards
