@@ -62,6 +62,9 @@ class Rule:
     explains: tuple[str, ...] = ()  # the findings it makes redundant when it holds
     after_run: AfterRun | None = None  # over the whole run, by `grpokit report` (health/run_signals.py)
     endings: tuple[Ending, ...] = ()   # the ways a run ends that this rule names (checks/run_end.py)
+    # When its after-run reading fires, a template over its parameters like `threshold`: a rule that reads
+    # only the finished run says it in `threshold`; this is for one that is also live (out_of_memory).
+    after_run_threshold: str = ""
 
     @property
     def id(self) -> str:
@@ -71,3 +74,8 @@ class Rule:
         """(threshold, patience) in words, with `params` (default: the defaults) filled in."""
         values = (params or self.params()).to_dict()
         return self.threshold.format(**values), self.patience.format(**values)
+
+    def describe_after_run(self, params: RuleParams | None = None) -> str:
+        """When its after-run reading fires, in words with `params` (default: the defaults) filled in."""
+        text = self.after_run_threshold if self.check is not None else self.threshold
+        return text.format(**(params or self.params()).to_dict())

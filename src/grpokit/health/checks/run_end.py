@@ -10,6 +10,7 @@ from grpokit.config.health_params import RuleParams, RunFailed, RunInterrupted, 
 from grpokit.health.evidence import RunReading
 from grpokit.health.history import finite
 from grpokit.health.rule import Ending, Rule
+from grpokit.health.run_status import NEAR_LIMIT
 
 GONE = ("run_status.json: started, last seen at {where} ({last_seen}), never finished, and process {pid} is gone")
 RESUME = "`grpokit train CONFIG --resume` continues from the last checkpoint."
@@ -35,26 +36,35 @@ def ended_as(s: Any, p: RuleParams) -> list[RunReading]:
                        source="run_status")]
 
 
+# How near its limit a gone process's memory must have been for the post-mortem to blame memory.
+MEMORY_NEAR = (f"its peak >= {NEAR_LIMIT} x the memory limit run_status.json recorded, or the doctor's planned "
+               "peak at or above it")
+
+
 def _ending(params: type[RuleParams], severity: str, title: str, looks_like: str, cause: str, fix: str,
-            ending: Ending) -> Rule:
+            ending: Ending, threshold: str) -> Rule:
     return Rule(params=params, severity=severity, title=title, reads=("run_status.json",), check=None,
-                after_run=ended_as, looks_like=looks_like, cause=cause, fix=fix, endings=(ending,))
+                after_run=ended_as, looks_like=looks_like, cause=cause, fix=fix, endings=(ending,),
+                threshold=threshold)
 
 
 RULES = (
     _ending(RunInterrupted, "info", "Training was interrupted (Ctrl-C)", "run_status.json says interrupted.",
             cause="The run was stopped by hand; the steps after the last checkpoint were not kept.",
             fix="`grpokit train CONFIG --resume` continues from the last complete checkpoint.",
-            ending=Ending("interrupted", "run_status.json: interrupted at {where}")),
+            ending=Ending("interrupted", "run_status.json: interrupted at {where}"),
+            threshold="run_status.json says interrupted (KeyboardInterrupt)"),
     _ending(RunFailed, "critical", "Training stopped with an error", "run_status.json says failed, with the error.",
             cause="Training raised the error above; the steps after it never ran.",
             fix="Read the error (the run's console output has the traceback), fix what it names, then " + RESUME,
-            ending=Ending("failed", "run_status.json: failed at {where} with {error:.500}")),
+            ending=Ending("failed", "run_status.json: failed at {where} with {error:.500}"),
+            threshold="run_status.json says failed, with an error that is not an allocation failure"),
     _ending(RunStatusUnknown, "info", "The run says it is running on another machine",
             "run_status.json says running, on a host that is not this one.",
             cause="The status was written by a process on another host; from here it cannot be told whether it "
                   "still runs.", fix="Check the process on that host.",
-            ending=Ending("elsewhere", "run_status.json: running at {where} on host {host!r}, pid {pid}")),
+            ending=Ending("elsewhere", "run_status.json: running at {where} on host {host!r}, pid {pid}"),
+            threshold="run_status.json says running, written on another host"),
     _ending(RunKilled, "critical", "The run stopped without finishing: its process is gone",
             "run_status.json says running, and its process is gone.",
             cause="The process was killed from outside before it could write an error: the kernel's out-of-memory "
@@ -62,5 +72,7 @@ RULES = (
                   "closed terminal, or a machine restart.",
             fix="Find which in the system or scheduler log; run under `nohup`/tmux or give the job more time; then "
                 + RESUME,
-            ending=Ending("killed", GONE, with_memory=True)),
+            ending=Ending("killed", GONE, with_memory=True),
+            threshold="run_status.json says running, its process on this host is gone, and memory was not near "
+                      f"its limit (not {MEMORY_NEAR})"),
 )
