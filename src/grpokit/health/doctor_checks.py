@@ -69,13 +69,11 @@ def needs_for(profile: str | None, training: dict[str, Any], model: dict[str, An
 
 def check_environment(needs: dict[str, str], *, versions: dict[str, str | None] | None = None,
                       cuda: bool | None = None, gpu: str = "", trl_problems: list[str] | None = None) -> list[Check]:
-    """Each component: present or not, and whether the config needs it. `versions`/`cuda`/`trl_problems` are
-    for tests; with `versions` given and no `trl_problems`, the installed TRL's hooks are not read."""
+    """Each component: present or not, and whether the config needs it. `versions`/`cuda` are for tests.
+    `trl_problems`: what the installed TRL lacks of the private hooks grpokit overrides
+    (grpokit.training.trl_hooks.missing(), which the doctor command reads: health comes before training);
+    None: not checked."""
     if versions is None:
-        if package_version("trl") and trl_problems is None:
-            from grpokit.training.trl_hooks import missing
-
-            trl_problems = missing()
         versions = {"torch": package_version("torch"), "transformers": package_version("transformers"),
                     "trl": package_version("trl"), "peft": package_version("peft")}
         versions.update({m: package_version(m) for m in OPTIONAL})
