@@ -27,8 +27,6 @@ from grpokit.health.memory import GIB, memory_limit, not_resident
 from grpokit.run_directory import layout
 
 STATUS_FILE = layout.RUN_STATUS
-# A peak this close to the limit means the next allocation could not fit.
-NEAR_LIMIT = 0.85
 
 
 def write_status(run_dir: Path, status: dict[str, Any]) -> None:
@@ -121,45 +119,24 @@ def process_alive(pid: Any, host: Any) -> bool | None:
     return True
 
 
-def memory_verdict(status: dict[str, Any]) -> tuple[bool, str]:
-    """(memory is the likely cause, the numbers in words) from a status record."""
-    mem = status.get("memory") or {}
-    limit, peak, estimate = mem.get("limit_gib"), mem.get("peak_gib"), status.get("estimate_gib")
-    if not limit:
-        return False, "no memory limit was recorded"
-    words = f"peak {peak:.2f} GiB of a {limit:.2f} GiB limit ({mem.get('limit', 'memory')})" if peak else ""
-    if estimate:
-        words += f"{'; ' if words else ''}the planned peak (doctor's estimate) was {estimate:.2f} GiB"
-    planned = (estimate or 0.0) + (mem.get("not_resident_gib") or 0.0)
-    near = bool(peak and peak >= NEAR_LIMIT * limit) or bool(estimate and planned >= limit)
-    return near, words
-
-
 def post_mortem(run_dir: str | Path, finished: bool = False) -> dict[str, Any] | None:
-    """What run_status.json says happened to a run that did not finish, as facts: the rule that names it
-    (`rule`), which way it ended (`how`: interrupted, failed, elsewhere, killed), `step`, `where` (the step
-    and of how many), and by way of ending `error`, `host`, `pid`, `last_seen`, `memory` (the numbers in
-    words, "" when none were recorded). None when it finished, runs, or left no status. The words a
-    report shows are the rule's (grpokit.health.checks.run_end). `finished`: the run's last stage left
-    its done marker (grpokit.run_directory.progress)."""
+    """What run_status.json says happened to a run that did not finish, as facts: `how` it ended
+    (interrupted, failed, elsewhere: running on another host, killed: running and its process gone) and
+    what the status recorded (step, max_steps, error, out_of_memory, host, pid, updated, memory,
+    estimate_gib). None when it finished, runs, or left no status. Which rule that is and its words are
+    the rule table's (grpokit.health.checks.run_end). `finished`: the run's last stage left its done
+    marker (grpokit.run_directory.progress)."""
     status = read_status(run_dir)
     if not status or status.get("state") == "finished":
         return None
     if finished and status.get("state") == "running":
         return None  # gone after its last stage's done marker, before the status said so: it finished
-    step = status.get("step")
-    near, memory_words = memory_verdict(status)
-    facts = {"step": step, "where": f"step {step}" + (f" of {status['max_steps']}" if status.get("max_steps") else ""),
-             "memory": memory_words, "error": str(status.get("error") or "unknown error"),
-             "host": status.get("host"), "pid": status.get("pid"),
-             "last_seen": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(status.get("updated") or 0)))}
-    if status.get("state") == "interrupted":
-        return {**facts, "rule": "run_interrupted", "how": "interrupted"}
-    if status.get("state") == "failed":
-        return {**facts, "rule": "out_of_memory" if status.get("out_of_memory") else "run_failed", "how": "failed"}
+    facts = {key: status.get(key) for key in ("step", "max_steps", "error", "out_of_memory", "host", "pid",
+                                               "updated", "estimate_gib")}
+    facts["memory"] = status.get("memory") or {}
+    if status.get("state") in ("interrupted", "failed"):
+        return {**facts, "how": status["state"]}
     alive = process_alive(status.get("pid"), status.get("host"))
-    if alive is None:
-        return {**facts, "rule": "run_status_unknown", "how": "elsewhere"}
     if alive:
         return None
-    return {**facts, "rule": "out_of_memory" if near else "run_killed", "how": "killed"}
+    return {**facts, "how": "elsewhere" if alive is None else "killed"}

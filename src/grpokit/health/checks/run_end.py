@@ -1,19 +1,58 @@
 """How a run ended, from run_status.json: interrupted, failed, killed, out of memory, or running on another
-machine. run_status.post_mortem records the facts (which way it ended, where, the error, the memory
-numbers); the words are the rules' own, here and on out_of_memory (checks/resources.py). Each is a rule
+machine. run_status.post_mortem reads the facts (which way it ended, the step, the error, the memory
+numbers); which rule that is, and its words, are here and on out_of_memory (checks/resources.py). Each is a rule
 of its own; its finding wins over a live alert of the same rule, since it knows how the run ended."""
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from grpokit.config.health_params import RuleParams, RunFailed, RunInterrupted, RunKilled, RunStatusUnknown
 from grpokit.health.evidence import RunReading
 from grpokit.health.history import finite
 from grpokit.health.rule import Ending, Rule
-from grpokit.health.run_status import NEAR_LIMIT
 
 GONE = ("run_status.json: started, last seen at {where} ({last_seen}), never finished, and process {pid} is gone")
 RESUME = "`grpokit train CONFIG --resume` continues from the last checkpoint."
+
+
+# A peak this close to the limit means the next allocation could not fit.
+NEAR_LIMIT = 0.85
+
+
+def memory_verdict(dead: dict[str, Any]) -> tuple[bool, str]:
+    """(memory is the likely cause, the numbers in words) from the post-mortem's facts."""
+    mem = dead.get("memory") or {}
+    limit, peak, estimate = mem.get("limit_gib"), mem.get("peak_gib"), dead.get("estimate_gib")
+    if not limit:
+        return False, "no memory limit was recorded"
+    words = f"peak {peak:.2f} GiB of a {limit:.2f} GiB limit ({mem.get('limit', 'memory')})" if peak else ""
+    if estimate:
+        words += f"{'; ' if words else ''}the planned peak (doctor's estimate) was {estimate:.2f} GiB"
+    planned = (estimate or 0.0) + (mem.get("not_resident_gib") or 0.0)
+    near = bool(peak and peak >= NEAR_LIMIT * limit) or bool(estimate and planned >= limit)
+    return near, words
+
+
+def ending_rule(dead: dict[str, Any]) -> str:
+    """The rule that names how the run ended (run_status.post_mortem's facts)."""
+    how = dead["how"]
+    if how == "interrupted":
+        return "run_interrupted"
+    if how == "failed":
+        return "out_of_memory" if dead.get("out_of_memory") else "run_failed"
+    if how == "elsewhere":
+        return "run_status_unknown"
+    return "out_of_memory" if memory_verdict(dead)[0] else "run_killed"
+
+
+def _in_words(dead: dict[str, Any]) -> dict[str, Any]:
+    """The facts an Ending's template reads: {where}, {error}, {host}, {pid}, {last_seen}, {memory}."""
+    step = dead.get("step")
+    return {"where": f"step {step}" + (f" of {dead['max_steps']}" if dead.get("max_steps") else ""),
+            "error": str(dead.get("error") or "unknown error"), "host": dead.get("host"), "pid": dead.get("pid"),
+            "last_seen": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(dead.get("updated") or 0))),
+            "memory": memory_verdict(dead)[1]}
 
 
 def ended_as(s: Any, p: RuleParams) -> list[RunReading]:
@@ -21,13 +60,14 @@ def ended_as(s: Any, p: RuleParams) -> list[RunReading]:
     from grpokit.health.table import BY_ID  # the table is built over this module
 
     dead = s.ending
-    if dead is None or dead["rule"] != p.RULE:
+    if dead is None or ending_rule(dead) != p.RULE:
         return []
-    ending = next(e for e in BY_ID[p.RULE].endings if e.how == dead["how"])
     rule = BY_ID[p.RULE]
-    evidence = ending.evidence.format(**dead)
-    if ending.with_memory and dead.get("memory"):
-        evidence += f"; {dead['memory']}"
+    ending = next(e for e in rule.endings if e.how == dead["how"])
+    words = _in_words(dead)
+    evidence = ending.evidence.format(**words)
+    if ending.with_memory and words["memory"]:
+        evidence += f"; {words['memory']}"
     step = int(dead["step"]) if finite(dead.get("step")) is not None else None
     stage = dead.get("stage")
     return [RunReading(True, message=evidence, title=ending.title or None, severity=ending.severity or None,
