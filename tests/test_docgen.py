@@ -37,6 +37,24 @@ def test_troubleshooting_lists_every_health_rule():
         assert f"`{symptom.rule}`" in page
 
 
+def test_every_after_run_rule_says_when_it_fires_with_its_parameters():
+    from grpokit.config.health_params import LossRising
+    from grpokit.docgen import alert_thresholds
+    from grpokit.health.table import TABLE
+
+    after = [rule for rule in TABLE if rule.after_run is not None]
+    assert {r.id for r in after} >= {"reward_constant", "loss_zero", "loss_rising", "no_metrics", "run_interrupted",
+                                     "run_failed", "run_killed", "run_status_unknown", "out_of_memory"}
+    rows = {line.split(" | ")[0][3:].split("`")[0]: line for line in alert_thresholds().splitlines()
+            if line.startswith("| `") and line.count(" | ") == 2}
+    for rule in after:
+        assert rule.describe_after_run(), f"{rule.id} has no threshold text"
+        assert rule.describe_after_run() in rows[rule.id]
+    # The text is filled from the parameters, as a live rule's is.
+    assert "at least 9 logged steps" in TABLE[[r.id for r in TABLE].index("loss_rising")].describe_after_run(
+        LossRising(min_steps=9))
+
+
 def test_architecture_page_lists_what_the_code_has():
     # The generated blocks of docs/architecture.md: config keys, commands, run files, rewards.
     import dataclasses

@@ -43,6 +43,7 @@ def alert_thresholds() -> str:
     from grpokit.config.health_aliases import FLAT_KEYS
     from grpokit.health.rules import HealthConfig
     from grpokit.health.symptoms import SYMPTOMS
+    from grpokit.health.table import TABLE
 
     defaults = HealthConfig().to_dict()
     rules = defaults["rules"]
@@ -84,10 +85,16 @@ def alert_thresholds() -> str:
         "tool_call_success) says instead what that reward did: scored 0 on every completion, or the same on "
         "every one. `stop_on_critical: true` saves a checkpoint and stops on a critical alert.",
         "",
-        "`grpokit report` also runs the table's after-run rules over the whole history and run_status.json: "
-        "`reward_constant` and `loss_zero`/`loss_rising` (each with `min_steps`, 5), `no_metrics`, and how the run "
-        "ended (`run_interrupted`, `run_failed`, `run_killed`, `run_status_unknown`, and `out_of_memory` from "
-        "run_status.json); each takes `enabled: false` like the live rules.",
+        "`grpokit report` also runs the table's after-run rules over the whole history and run_status.json; "
+        "each takes `enabled: false` like the live rules:",
+        "",
+        "| After the run | Fires when (defaults) | `health.rules.<rule>` keys |",
+        "| --- | --- | --- |",
+        *(f"| `{rule.id}` ({rule.severity}) | {rule.describe_after_run()} | "
+          # A rule that is also live reads no parameter after the run but `enabled`.
+          + ", ".join(f"`{k}`" for k in rule.params.names() if k == "enabled" or rule.check is None and k != "patience")
+          + " |"
+          for rule in TABLE if rule.after_run is not None),
         "",
         "The flat keys and where they now live (a flat key two rules read sets both):",
         "",

@@ -73,3 +73,19 @@ def test_every_rule_can_be_switched_off(rule):
 def test_to_dict_round_trips():
     hc = HealthConfig.from_dict({"stop_on_critical": True, "rules": {"kl_blowup": {"kl_max": 0.7}}})
     assert HealthConfig.from_dict(hc.to_dict()) == hc
+
+
+def test_the_constructor_takes_a_flat_key_like_yaml_does():
+    with pytest.warns(FutureWarning, match=r"kl_max \(now health.rules.kl_blowup.kl_max\)"):
+        hc = HealthConfig(kl_max=2.5, expected_logged_steps=40)
+    assert hc.params("kl_blowup").kl_max == 2.5
+    assert hc.expected_logged_steps == 40
+    assert hc.params("collapse") == HealthConfig().params("collapse")
+    with pytest.warns(FutureWarning):
+        both = HealthConfig(clipped_ratio=0.8)
+    assert both.params("truncation").clipped_ratio == 0.8 and both.params("diverged").clipped_ratio == 0.8
+
+
+def test_the_constructor_names_the_key_to_write_for_an_unknown_one():
+    with pytest.raises(ConfigError, match=r"unknown argument 'kl_mx'; did you mean 'kl_max'"):
+        HealthConfig(kl_mx=2.0)

@@ -44,3 +44,28 @@ def test_an_after_run_rule_takes_its_parameters(tmp_path):
     assert "reward_constant" in {f.rule for f in diagnose(FIXTURES / "no-signal-constant")}
     run = _with_health(tmp_path, "no-signal-constant", {"rules": {"reward_constant": {"min_steps": 10}}})
     assert "reward_constant" not in {f.rule for f in diagnose(run)}
+
+
+def test_the_words_of_how_a_run_ended_are_its_rules_and_run_status_records_facts(tmp_path):
+    import json
+    import socket
+
+    from grpokit.health.checks.run_end import ending_rule
+    from grpokit.health.run_status import post_mortem, write_status
+
+    write_status(tmp_path, {"state": "running", "pid": 2 ** 22 + 7, "host": socket.gethostname(), "step": 2,
+                            "updated": 1.7e9, "memory": {"peak_gib": 2.9, "limit_gib": 3.0, "limit": "ulimit -v"}})
+    (tmp_path / "metrics.jsonl").write_text(json.dumps({"step": 2, "loss": 0.1, "reward": 0.5}) + "\n")
+    facts = post_mortem(tmp_path)
+    assert facts["how"] == "killed" and ending_rule(facts) == "out_of_memory"
+    assert not {"rule", "title", "evidence", "cause", "fix", "severity"} & set(facts)
+    rule = BY_ID["out_of_memory"]
+    (killed,) = [e for e in rule.endings if e.how == "killed"]
+    first = diagnose(tmp_path)[0]
+    assert first.title == killed.title and first.fix == rule.fix
+    assert first.cause.startswith(rule.cause) and "writes no error" in first.cause
+    assert first.evidence.endswith("is gone; peak 2.90 GiB of a 3.00 GiB limit (ulimit -v)")
+    # Every way post_mortem can name a rule has that rule's words.
+    hows = {"run_interrupted": {"interrupted"}, "run_failed": {"failed"}, "run_status_unknown": {"elsewhere"},
+            "run_killed": {"killed"}, "out_of_memory": {"failed", "killed"}}
+    assert {r: {e.how for e in BY_ID[r].endings} for r in hows} == hows

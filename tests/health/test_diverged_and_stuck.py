@@ -151,3 +151,11 @@ def test_stuck_low_lr_is_stuck_though_it_has_held_out_records():
     finding = next(f for f in diagnose(FIXTURES / "stuck-low-lr") if f.rule == "reward_stuck")
     assert finding.ranges == [[20, 24]]
     assert "held-out accuracy 0.28 -> 0.28" in finding.evidence
+
+
+def test_the_trend_fit_closed_form_is_the_sum_it_replaces_exactly():
+    # reward_stuck fits a slope at every log; the closed form must not move any finding by a rounding.
+    from grpokit.health.checks.trend import _spread_of_steps, slope
+
+    assert all(_spread_of_steps(n) == sum((i - (n - 1) / 2) ** 2 for i in range(n)) for n in range(1000))
+    assert slope([1.0, 3.0, 5.0, 7.0]) == 2.0 and slope([4.0]) == 0.0

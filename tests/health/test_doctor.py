@@ -143,6 +143,16 @@ def test_environment_fails_only_for_what_is_needed():
     needy = {c.name: c for c in check_environment(needs_for("vllm", {}, {}), versions=versions, cuda=False)}
     assert needy["CUDA"].status == "fail" and needy["vllm"].status == "fail"
     assert "grpokit[vllm]" in needy["vllm"].fix
+    assert "TRL hooks" not in plain  # no problems passed: the hooks were not read
+
+
+def test_environment_reports_a_trl_without_grpokits_hooks_before_training():
+    versions = {"torch": "2.13.0", "transformers": "5", "trl": "1.17", "peft": "0.21"}
+    gone = ["TRL 1.17: GRPOTrainer has no _generate (grpokit overrides it for the step's progress line)"]
+    hooks = {c.name: c for c in check_environment({}, versions=versions, cuda=False, trl_problems=gone)}["TRL hooks"]
+    assert hooks.status == "fail" and "no _generate" in hooks.detail and "trl>=1.16,<1.17" in hooks.fix
+    fine = {c.name: c for c in check_environment({}, versions=versions, cuda=False, trl_problems=[])}
+    assert fine["TRL hooks"].status == "ok"
 
 
 def test_lora_params_and_memory_estimate():
@@ -179,7 +189,11 @@ def test_cli_doctor_without_config_checks_environment():
                           timeout=120)
     checks = json.loads(proc.stdout)
     names = {c["name"] for c in checks}
-    assert {"torch", "CUDA", "vllm", "unsloth", "bitsandbytes"} <= names
+    assert {"torch", "CUDA", "vllm", "unsloth", "bitsandbytes", "TRL hooks"} <= names
+    from grpokit.training.trl_hooks import missing
+
+    hooks = next(c for c in checks if c["name"] == "TRL hooks")
+    assert hooks["status"] == ("fail" if missing() else "ok")
     assert proc.returncode == (1 if any(c["status"] == "fail" for c in checks) else 0)
 
 

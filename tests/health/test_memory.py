@@ -56,3 +56,24 @@ def test_out_of_memory_rule_fires_at_ninety_percent_of_the_limit():
     alerts = replay(records)
     assert [(a.rule, a.step, a.severity) for a in alerts] == [("out_of_memory", 3, "critical")]
     assert "15.00 GiB of its 16.00 GiB limit" in alerts[0].message
+
+
+def test_the_cgroup_files_are_found_once_per_process(monkeypatch):
+    # memory_metrics runs at every training log; where the cgroup's files are does not change in a run.
+    import builtins
+    from pathlib import Path
+
+    from grpokit.health import memory
+
+    reads = []
+    read_text = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: reads.append(str(self)) or read_text(self, *a, **k))
+    memory._cgroup_files.cache_clear()
+    opened = []
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+    first = [memory.memory_metrics() for _ in range(3)]
+    memory._cgroup_files.cache_clear()
+    assert reads.count("/proc/self/cgroup") == 1
+    assert opened.count("/proc/meminfo") <= 1 and opened.count("/proc/self/status") == 3
+    assert first[0].keys() == first[2].keys()

@@ -25,7 +25,16 @@ def doctor(
         # The probe samples whole groups on the CPU: minutes without a word otherwise.
         typer.echo(f"doctor: probe sampled {done}/{total} groups", err=True)
 
-    checks = run_doctor(config, list(set_), probe=probe, probe_prompts=probe_prompts, progress=progress)
+    # A TRL that renamed a hook grpokit overrides would fail silently mid-run: say so before training.
+    from grpokit.health.doctor_checks import package_version
+
+    trl_problems = None
+    if package_version("trl"):
+        from grpokit.training.trl_hooks import missing
+
+        trl_problems = missing()
+    checks = run_doctor(config, list(set_), probe=probe, probe_prompts=probe_prompts, progress=progress,
+                        trl_problems=trl_problems)
     if json_out:
         import json
 

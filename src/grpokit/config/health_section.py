@@ -15,6 +15,7 @@ validates a run without importing the health stage; the health table is built ov
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import warnings
 from dataclasses import dataclass, field, fields
@@ -85,8 +86,7 @@ class HealthConfig:
             for rule, name in FLAT_KEYS[key]:
                 values.setdefault(rule, {})[name] = data[key]
         if flat:
-            warnings.warn("health: the flat key(s) " + "; ".join(f"{k} (now {nested_words(k)})" for k in flat)
-                          + " are deprecated; write them under health.rules.<rule>", FutureWarning, stacklevel=2)
+            _warn_flat(flat, stacklevel=3)
         for key in data:
             if key not in general and key not in FLAT_KEYS:
                 raise ConfigError(f"health: unknown key {key!r}{_hint(key, [*general, 'rules', *FLAT_KEYS])}")
@@ -107,6 +107,43 @@ class HealthConfig:
         out["disable"] = list(self.disable)
         out["rules"] = {rule: params.to_dict() for rule, params in self.rules.items()}
         return out
+
+
+def _warn_flat(flat: list[str], stacklevel: int) -> None:
+    warnings.warn("health: the flat key(s) " + "; ".join(f"{k} (now {nested_words(k)})" for k in flat)
+                  + " are deprecated; write them under health.rules.<rule>", FutureWarning, stacklevel=stacklevel)
+
+
+def _accept_flat_keys(cls: type[HealthConfig]) -> type[HealthConfig]:
+    """Let the constructor take the flat keys the YAML section takes (`HealthConfig(kl_max=2.0)`), with the
+    same warning, so Python callers move to `rules=` on the same schedule as config files."""
+    init = cls.__init__
+    general = {f.name for f in fields(cls)}
+
+    @functools.wraps(init)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        unknown = [key for key in kwargs if key not in general and key not in FLAT_KEYS]
+        if unknown:
+            raise ConfigError(f"HealthConfig: unknown argument {unknown[0]!r}"
+                              f"{_hint(unknown[0], [*sorted(general), *FLAT_KEYS])}")
+        flat = {key: kwargs.pop(key) for key in list(kwargs) if key in FLAT_KEYS}
+        if flat:
+            _warn_flat(list(flat), stacklevel=3)
+            given = dict(kwargs.get("rules") or {})
+            values: dict[str, dict[str, Any]] = {}
+            for key, value in flat.items():
+                for rule, name in FLAT_KEYS[key]:
+                    values.setdefault(rule, {})[name] = value
+            # A rule passed whole in `rules=` wins over a flat alias of one of its parameters.
+            kwargs["rules"] = {**{rule: _params(rule, v) for rule, v in values.items() if rule not in given},
+                               **given}
+        init(self, *args, **kwargs)
+
+    cls.__init__ = __init__  # type: ignore[method-assign]
+    return cls
+
+
+_accept_flat_keys(HealthConfig)
 
 
 def _params(rule: str, given: dict[str, Any]) -> RuleParams:

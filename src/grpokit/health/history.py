@@ -13,6 +13,8 @@ from typing import Any, Iterator
 
 def finite(value: Any) -> float | None:
     """A log value as a finite float, or None (missing, None, NaN, inf, a string)."""
+    if type(value) is float:  # nearly every log value: skip the conversions below
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or value is None:
         return None
     try:
@@ -44,12 +46,19 @@ class History:
         self._logs.append(logs)
         self.count += 1
         self._fresh = set()
+        values, first = self._values, self.first
         for key, raw in logs.items():
             value = finite(raw)
             if value is None:
                 continue
-            self._values.setdefault(key, deque(maxlen=None if key in self._whole else self._maxlen)).append(value)
-            head = self.first.setdefault(key, [])
+            # get before creating: setdefault would build a deque and a list per key per step only to drop them.
+            recent = values.get(key)
+            if recent is None:
+                recent = values[key] = deque(maxlen=None if key in self._whole else self._maxlen)
+            recent.append(value)
+            head = first.get(key)
+            if head is None:
+                head = first[key] = []
             if len(head) < self._first_n:
                 head.append(value)
                 self._fresh.add(key)

@@ -73,10 +73,10 @@ class HealthMonitor:
         eval and summary logs are skipped."""
         if not self.config.enabled:
             return []
-        if is_held_out_log(logs):
-            self.history.add_held_out(dict(logs))
-            return []
         if not is_train_log(logs):
+            # A held-out record is never a training log: asked second, a training log is read once, not thrice.
+            if is_held_out_log(logs):
+                self.history.add_held_out(dict(logs))
             return []
         self._index += 1
         self.history.add(logs)

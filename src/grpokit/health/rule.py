@@ -28,6 +28,20 @@ class RunFacts:
         return max(1, steps)
 
 
+@dataclass(frozen=True)
+class Ending:
+    """One way a run can end (run_status.post_mortem's `how`), in the words of the rule that names it.
+    `evidence` is a template over the post-mortem's facts ({where}, {error}, {host}, {pid}, {last_seen});
+    an empty title, severity, cause or fix is the rule's, and a cause may extend the rule's ({cause})."""
+    how: str
+    evidence: str
+    title: str = ""
+    severity: str = ""
+    cause: str = ""
+    fix: str = ""
+    with_memory: bool = False     # append the memory numbers run_status.json recorded, where it has them
+
+
 Check = Callable[[Signals, RuleParams, RunFacts], Evidence]
 # A rule that reads the whole run (history, config, run_status.json): its findings, once the run is read.
 AfterRun = Callable[[Any, RuleParams], list[RunReading]]
@@ -47,6 +61,10 @@ class Rule:
     patience: str = ""            # how long it must hold, a template over its parameters
     explains: tuple[str, ...] = ()  # the findings it makes redundant when it holds
     after_run: AfterRun | None = None  # over the whole run, by `grpokit report` (health/run_signals.py)
+    endings: tuple[Ending, ...] = ()   # the ways a run ends that this rule names (checks/run_end.py)
+    # When its after-run reading fires, a template over its parameters like `threshold`: a rule that reads
+    # only the finished run says it in `threshold`; this is for one that is also live (out_of_memory).
+    after_run_threshold: str = ""
 
     @property
     def id(self) -> str:
@@ -56,3 +74,8 @@ class Rule:
         """(threshold, patience) in words, with `params` (default: the defaults) filled in."""
         values = (params or self.params()).to_dict()
         return self.threshold.format(**values), self.patience.format(**values)
+
+    def describe_after_run(self, params: RuleParams | None = None) -> str:
+        """When its after-run reading fires, in words with `params` (default: the defaults) filled in."""
+        text = self.after_run_threshold if self.check is not None else self.threshold
+        return text.format(**(params or self.params()).to_dict())

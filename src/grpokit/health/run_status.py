@@ -5,8 +5,9 @@ writes its state *before* anything can go wrong and keeps it current: "running" 
 id, host, step and memory against the limit that binds) when the run starts (for a resume: once every
 check passed, never for a refused or nothing-to-do one) and at every log, "finished" once the last
 stage's final weights are saved, "failed" (with the error) when training raises. `post_mortem()` reads it
-back: "running" whose process is gone means the run was killed; a memory peak near the limit, or an
-estimate above it, says by what.
+back as facts: "running" whose process is gone means the run was killed; a memory peak near the limit,
+or an estimate above it, says by what. The words a report shows for each ending are its rule's
+(grpokit.health.checks.run_end); this module only records and reads what happened.
 
     trainer = GRPOTrainer(..., callbacks=[RunStatusCallback(run_dir, estimate=...)])  # status_callback.py
     except Exception as exc: mark_failed(run_dir, exc)
@@ -26,8 +27,6 @@ from grpokit.health.memory import GIB, memory_limit, not_resident
 from grpokit.run_directory import layout
 
 STATUS_FILE = layout.RUN_STATUS
-# A peak this close to the limit means the next allocation could not fit.
-NEAR_LIMIT = 0.85
 
 
 def write_status(run_dir: Path, status: dict[str, Any]) -> None:
@@ -120,76 +119,24 @@ def process_alive(pid: Any, host: Any) -> bool | None:
     return True
 
 
-def memory_verdict(status: dict[str, Any]) -> tuple[bool, str]:
-    """(memory is the likely cause, the numbers in words) from a status record."""
-    mem = status.get("memory") or {}
-    limit, peak, estimate = mem.get("limit_gib"), mem.get("peak_gib"), status.get("estimate_gib")
-    if not limit:
-        return False, "no memory limit was recorded"
-    words = f"peak {peak:.2f} GiB of a {limit:.2f} GiB limit ({mem.get('limit', 'memory')})" if peak else ""
-    if estimate:
-        words += f"{'; ' if words else ''}the planned peak (doctor's estimate) was {estimate:.2f} GiB"
-    planned = (estimate or 0.0) + (mem.get("not_resident_gib") or 0.0)
-    near = bool(peak and peak >= NEAR_LIMIT * limit) or bool(estimate and planned >= limit)
-    return near, words
-
-
 def post_mortem(run_dir: str | Path, finished: bool = False) -> dict[str, Any] | None:
-    """What run_status.json says happened to a run that did not finish, as a finding's fields
-    (rule, severity, title, evidence, cause, fix, step); None when it finished, runs, or left no status.
-    `finished`: the run's last stage left its done marker (grpokit.run_directory.progress)."""
-    from grpokit.health.symptoms import BY_RULE
-
+    """What run_status.json says happened to a run that did not finish, as facts: `how` it ended
+    (interrupted, failed, elsewhere: running on another host, killed: running and its process gone) and
+    what the status recorded (step, max_steps, error, out_of_memory, host, pid, updated, memory,
+    estimate_gib). None when it finished, runs, or left no status. Which rule that is and its words are
+    the rule table's (grpokit.health.checks.run_end). `finished`: the run's last stage left its done
+    marker (grpokit.run_directory.progress)."""
     status = read_status(run_dir)
     if not status or status.get("state") == "finished":
         return None
     if finished and status.get("state") == "running":
         return None  # gone after its last stage's done marker, before the status said so: it finished
-    step = status.get("step")
-    where = f"step {step}" + (f" of {status['max_steps']}" if status.get("max_steps") else "")
-    near, memory_words = memory_verdict(status)
-    oom = BY_RULE["out_of_memory"]
-    if status.get("state") == "interrupted":
-        return {"rule": "run_interrupted", "severity": "info", "step": step,
-                "title": "Training was interrupted (Ctrl-C)",
-                "evidence": f"run_status.json: interrupted at {where}",
-                "cause": "The run was stopped by hand; the steps after the last checkpoint were not kept.",
-                "fix": "`grpokit train CONFIG --resume` continues from the last complete checkpoint."}
-    if status.get("state") == "failed":
-        error = str(status.get("error") or "unknown error")
-        if status.get("out_of_memory"):
-            return {"rule": "out_of_memory", "severity": "critical", "step": step,
-                    "title": "Out of memory: training stopped when an allocation failed",
-                    "evidence": f"run_status.json: failed at {where} with {error[:300]}"
-                                + (f"; {memory_words}" if memory_words else ""),
-                    "cause": oom.cause, "fix": oom.fix}
-        return {"rule": "run_failed", "severity": "critical", "step": step,
-                "title": "Training stopped with an error",
-                "evidence": f"run_status.json: failed at {where} with {error[:500]}",
-                "cause": "Training raised the error above; the steps after it never ran.",
-                "fix": "Read the error (the run's console output has the traceback), fix what it names, then "
-                       "`grpokit train CONFIG --resume` continues from the last checkpoint."}
+    facts = {key: status.get(key) for key in ("step", "max_steps", "error", "out_of_memory", "host", "pid",
+                                               "updated", "estimate_gib")}
+    facts["memory"] = status.get("memory") or {}
+    if status.get("state") in ("interrupted", "failed"):
+        return {**facts, "how": status["state"]}
     alive = process_alive(status.get("pid"), status.get("host"))
-    if alive is None:
-        return {"rule": "run_status_unknown", "severity": "info", "step": step,
-                "title": "The run says it is running on another machine",
-                "evidence": f"run_status.json: running at {where} on host {status.get('host')!r}, pid {status.get('pid')}",
-                "cause": "The status was written by a process on another host; from here it cannot be told whether it "
-                         "still runs.", "fix": "Check the process on that host."}
     if alive:
         return None
-    last = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(status.get("updated") or 0)))
-    gone = f"run_status.json: started, last seen at {where} ({last}), never finished, and process {status.get('pid')} is gone"
-    if near:
-        return {"rule": "out_of_memory", "severity": "critical", "step": step,
-                "title": "Killed, most likely out of memory: the process is gone without finishing",
-                "evidence": f"{gone}; {memory_words}", "cause": oom.cause + " A process killed that way writes no "
-                "error, which is why the run just stops.", "fix": oom.fix}
-    return {"rule": "run_killed", "severity": "critical", "step": step,
-            "title": "The run stopped without finishing: its process is gone",
-            "evidence": gone + (f"; {memory_words}" if memory_words else ""),
-            "cause": "The process was killed from outside before it could write an error: the kernel's out-of-memory "
-                     "killer (look for it with `dmesg | grep -i kill`), a job scheduler's time limit, Ctrl-C or a "
-                     "closed terminal, or a machine restart.",
-            "fix": "Find which in the system or scheduler log; run under `nohup`/tmux or give the job more time; then "
-                   "`grpokit train CONFIG --resume` continues from the last checkpoint."}
+    return {**facts, "how": "elsewhere" if alive is None else "killed"}

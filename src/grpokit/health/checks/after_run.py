@@ -97,16 +97,22 @@ RULES = (
          cause="A reward that gives every completion the same score adds nothing to any advantage, so it teaches "
                "nothing: the task is beyond the model (always 0), the reward cannot read what the model writes (a "
                "format or length mismatch: see truncation), or it pays everything alike.",
-         fix="Compare completions.jsonl with what the reward expects (`grpokit rewards test`)."),
+         fix="Compare completions.jsonl with what the reward expects (`grpokit rewards test`).",
+         threshold="rewards/<name>/mean the same and rewards/<name>/std 0 (within 1e-9) at every logged step, "
+                   "over at least {min_steps} logged steps of that reward"),
     Rule(params=LossZero, severity="info", title="The loss is exactly 0", check=None, reads=("loss",),
          after_run=loss_zero, looks_like="loss == 0 at every logged step.", cause="",
+         threshold="loss == 0 at every logged step, over at least {min_steps} logged steps",
          fix="Nothing to fix if reward_std is above 0: watch reward, not loss. If reward_std is 0 too, see "
              "'No learning signal'."),
     Rule(params=LossRising, severity="info", title="The loss goes up (this is normal in GRPO)", check=None,
          reads=("loss",), after_run=loss_rising, looks_like="the second half's mean loss above the first's.",
-         cause="", fix="Nothing, as long as reward rises and kl stays under 0.5."),
+         cause="", fix="Nothing, as long as reward rises and kl stays under 0.5.",
+         threshold="the second half's mean loss above the first half's by more than 0.1 x the largest absolute loss and "
+                   "more than twice the standard error of a half's mean, over at least {min_steps} logged steps"),
     Rule(params=NoMetrics, severity="info", title="No training metrics yet", check=None, reads=("metrics.jsonl",),
          after_run=no_metrics, looks_like="metrics.jsonl has no training steps.",
+         threshold="metrics.jsonl has no training step and run_status.json names no ending",
          cause="The run has not logged its first step yet, or this is not a run directory.",
          fix="Wait for the first logging step (training.logging_steps), or check the path."),
 )

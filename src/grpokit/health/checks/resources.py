@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from grpokit.config.health_params import OutOfMemory
 from grpokit.health.evidence import Evidence, quiet
-from grpokit.health.checks.run_end import ended_as
-from grpokit.health.rule import Rule, RunFacts
+from grpokit.health.checks.run_end import GONE, MEMORY_NEAR, ended_as
+from grpokit.health.rule import Ending, Rule, RunFacts
 from grpokit.health.signals import Signals
 
 
@@ -34,5 +34,14 @@ RULES = (
              "against the limit. Then `grpokit train CONFIG --resume` continues from the last checkpoint."),
         threshold="memory/peak_gib >= {memory_frac} x memory/limit_gib (the limit that binds: RAM, cgroup or ulimit -v)",
         patience="at once (1 logged step)",
+        after_run_threshold=("run_status.json says failed with an allocation failure; or running, with its process "
+                             f"on this host gone and {MEMORY_NEAR}"),
+        endings=(
+            Ending("failed", "run_status.json: failed at {where} with {error:.300}", with_memory=True,
+                   title="Out of memory: training stopped when an allocation failed"),
+            Ending("killed", GONE, with_memory=True,
+                   title="Killed, most likely out of memory: the process is gone without finishing",
+                   cause="{cause} A process killed that way writes no error, which is why the run just stops."),
+        ),
     ),
 )

@@ -7,13 +7,19 @@ from dataclasses import dataclass
 from grpokit.health.history import History
 
 
+def _spread_of_steps(n: int) -> float:
+    # sum((i - (n - 1) / 2) ** 2 for i in range(n)) in closed form: run at every log, and exact in floats
+    # (a multiple of 1/4) as the sum is.
+    return n * (n * n - 1) / 12
+
+
 def slope(values: list[float]) -> float:
     # Least-squares slope per step; robust enough to noise for a trend test.
     n = len(values)
     mean_x = (n - 1) / 2
     mean_y = sum(values) / n
     num = sum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
-    den = sum((i - mean_x) ** 2 for i in range(n))
+    den = _spread_of_steps(n)
     return num / den if den else 0.0
 
 
@@ -42,7 +48,7 @@ def progress(h: History, key: str, window: int, baseline_steps: int) -> Progress
     fitted = slope(values)
     mean = sum(values) / n
     residual = math.sqrt(sum((v - (mean + fitted * (i - (n - 1) / 2))) ** 2 for i, v in enumerate(values)) / max(1, n - 2))
-    gain_se = residual * (n - 1) / math.sqrt(sum((i - (n - 1) / 2) ** 2 for i in range(n)))
+    gain_se = residual * (n - 1) / math.sqrt(_spread_of_steps(n))
     baseline = sum(start) / len(start)
     return Progress(gain=fitted * (n - 1), gain_se=gain_se, rise=sum(later) / len(later) - baseline,
                     rise_noise=2 * residual * math.sqrt(1 / len(start) + 1 / len(later)), mean=mean,
