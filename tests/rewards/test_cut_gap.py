@@ -19,6 +19,12 @@ def test_format_and_length_rewards_are_not_answer_rewards():
                            "my_plugin", "numeric_match_2"]) == [0, 1, 4, 5]
 
 
+def test_tool_rewards_are_not_answer_rewards():
+    # They pay an episode for its calls, and calls make it long: in the gap they would read as a length hack.
+    assert answer_rewards(["numeric_match", "tool_call_success", "tool_calls", "malformed_tool_call",
+                           "tool_turn_limit"]) == [0]
+
+
 def test_a_completion_is_cut_when_it_does_not_end_on_eos_or_pad():
     assert is_cut([5, 6, EOS], STOP) is False
     assert is_cut([5, 6, PAD], STOP) is False

@@ -77,6 +77,9 @@ class Truncation(RuleParams):
     sustained_clipped_ratio: float = 0.5  # ... or half of them (a healthy run's first steps), for longer
     sustained_patience: int = 10
     cut_gap: float = 0.5                # in units of reward_std
+    # A reward no completion earned names the limit when the completions fill it on average: then the
+    # finished ones are near the limit too, and no answer had room for what that reward pays.
+    silent_fill: float = 0.9            # completions/mean_length >= this x max_completion_length
 
     def validate(self) -> None:
         if not self.cut_gap >= 0.0:
@@ -119,14 +122,18 @@ class NonFinite(RuleParams):
 
 @dataclass
 class Diverged(RuleParams):
-    """The reward at reward_frac of the first steps' or less (in two logged steps at most), while entropy
-    is entropy_rise times the first steps' or 1/entropy_rise of it, or clipped_ratio of completions cut
-    where the first steps had fewer."""
+    """The reward at reward_frac of the first steps' or less (in two logged steps at most), a fall of
+    noise_z standard errors or more where the run's completions per step are known, while entropy is
+    entropy_rise times the first steps' or 1/entropy_rise of it, or clipped_ratio of completions cut where
+    the first steps had fewer."""
     RULE = "diverged"
     SHARES = ("reward_frac", "clipped_ratio")
     reward_frac: float = 0.05
     entropy_rise: float = 2.0
     clipped_ratio: float = 0.95
+    # The fall must be this many standard errors of the two means (each step's reward_std over the
+    # completions it scored): 1.5 is about a 7% chance one-sided that sampling alone fell that far.
+    noise_z: float = 1.5
 
     def validate(self) -> None:
         if self.entropy_rise <= 1.0:

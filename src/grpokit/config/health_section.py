@@ -46,6 +46,9 @@ class HealthConfig:
     # A patience longer than a short run would never be met, so every patience is capped at a quarter
     # of the run (at least 2 logged steps, at most the whole run); see `capped`.
     expected_logged_steps: int | None = None
+    # Completions scored per logged step (the trainer's generation batch), filled from the trainer when left
+    # empty: how much of a step's reward is sampling noise (diverged weighs a fall against it).
+    completions_per_step: int | None = None
     rules: dict[str, RuleParams] = field(default_factory=_default_rules)
 
     def __post_init__(self) -> None:
@@ -161,6 +164,9 @@ def _hint(key: str, valid) -> str:
     return f"; did you mean {near[0]!r}?" if near else f"; valid keys: {', '.join(valid)}"
 
 
+RUN_FACT_KEYS = ("max_completion_length", "expected_logged_steps", "completions_per_step")
+
+
 def _coerce(where: str, default: Any, value: Any, key: str) -> Any:
     # YAML and --set give strings or ints where a float is meant; a wrong type would only surface mid-run
     # as a TypeError inside a rule.
@@ -168,8 +174,7 @@ def _coerce(where: str, default: Any, value: Any, key: str) -> Any:
         if not isinstance(value, bool):
             raise ConfigError(f"{where} must be true or false, got {value!r}")
         return value
-    if isinstance(default, (int, float)) or (key in ("max_completion_length", "expected_logged_steps")
-                                             and value is not None):
+    if isinstance(default, (int, float)) or (key in RUN_FACT_KEYS and value is not None):
         kind = float if isinstance(default, float) else int
         try:
             return kind(value)

@@ -63,6 +63,10 @@ class HealthCallback(TrainerCallback):
         if self.config.expected_logged_steps is None:
             every = getattr(state, "logging_steps", None) or getattr(args, "logging_steps", 1)
             self.config.expected_logged_steps = expected_logged_steps(getattr(state, "max_steps", None), every)
+        if self.config.completions_per_step is None:
+            # TRL's generation batch: every process's completions of one optimizer step, scored together.
+            batch = getattr(args, "generation_batch_size", None)
+            self.config.completions_per_step = int(batch) if isinstance(batch, int) and batch > 0 else None
         if self.run_dir is None:
             self.run_dir = Path(args.output_dir)
         if state.is_world_process_zero:

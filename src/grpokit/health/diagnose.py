@@ -144,12 +144,24 @@ def health_config_for(config: dict[str, Any], metrics: list[dict[str, Any]] | No
         # The live callback caps patience by the run's length; the replay must judge the same way.
         max_steps = stage_max_steps(config, stage) if stage is not None else training.get("max_steps")
         hc.expected_logged_steps = expected_logged_steps(max_steps, training.get("logging_steps", 1))
+    if hc.completions_per_step is None and isinstance(training, dict):
+        hc.completions_per_step = completions_per_step(training)
     if hc.max_completion_length is None and metrics:
         clipped = [finite(r.get("completions/max_length")) for r in metrics
                    if (finite(r.get("completions/clipped_ratio")) or 0) > 0]
         clipped = [v for v in clipped if v]
         hc.max_completion_length = int(max(clipped)) if clipped else None
     return hc
+
+
+def completions_per_step(training: dict) -> int | None:
+    """The completions one optimizer step scores, from a run's training section: TRL's generation batch on
+    one process (per_device_train_batch_size x steps_per_generation, which defaults to
+    gradient_accumulation_steps). The process count is not in the config; one process under-counts, so the
+    noise read from it is the larger, the cautious side for a rule that weighs a fall against it."""
+    batch = finite(training.get("per_device_train_batch_size"))
+    every = finite(training.get("steps_per_generation")) or finite(training.get("gradient_accumulation_steps")) or 1
+    return int(batch * every) if batch and batch > 0 and every > 0 else None
 
 
 def _symptom_finding(symptom: Symptom, evidence: str, steps: list[int], source: str, fix: str = "") -> Finding:

@@ -45,7 +45,8 @@ class HealthMonitor:
 
     @property
     def facts(self) -> RunFacts:
-        return RunFacts(self.config.max_completion_length, self.config.expected_logged_steps)
+        return RunFacts(self.config.max_completion_length, self.config.expected_logged_steps,
+                        self.config.completions_per_step)
 
     def state(self) -> dict[str, Any]:
         """The monitor as JSON-able data: its history (baselines, recent values), each rule's streak

@@ -15,9 +15,11 @@ from grpokit.health.signals import Signals
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What the run itself says, beside the rules' parameters: its length limit and its length."""
+    """What the run itself says, beside the rules' parameters: its length limit, its length and how many
+    completions each logged step scored."""
     max_completion_length: int | None = None
     expected_logged_steps: int | None = None
+    completions_per_step: int | None = None
 
     def capped(self, steps: int) -> int:
         """A patience of `steps` as it applies to this run: on a run of N logged steps at most

@@ -24,7 +24,10 @@ def check_truncation(s: Signals, p: Truncation, run: RunFacts) -> Evidence:
     # tells the same; runs from before both metrics keep the levels.
     gap = mean_against_spread(h, "completions/cut_answer_gap", p.sustained_patience, p.patience, p.cut_gap,
                               half_cut=p.sustained_clipped_ratio)
-    if gap is not None and not cut_costs_answer(*gap):
+    length = s.now("completions/mean_length")
+    full = bool(run.max_completion_length) and length is not None and length >= p.silent_fill * run.max_completion_length
+    silent = silent_rewards(s, p.sustained_patience, p.patience) if full else []
+    if gap is not None and not cut_costs_answer(*gap) and not silent:
         return quiet(("the cut leaves the answer", f"{clipped:.0%} cut, but cut completions score {gap[0]:+.2f} "
                       f"on the answer rewards against finished ones (costs the answer at <= {-gap[1]:.2f})"))
     # With every completion cut there is no finished one to compare with, but a cut that hides the answer
@@ -32,14 +35,16 @@ def check_truncation(s: Signals, p: Truncation, run: RunFacts) -> Evidence:
     # and talks on keeps earning them (the words demo, seed 2: 100% cut from step 10 at 0.67 held-out accuracy).
     earned = mean_against_spread(h, "completions/cut_answer_score", p.sustained_patience, p.patience, p.cut_gap,
                                  half_cut=None) if gap is None else None
-    if earned is not None and earned[0] > earned[1]:
+    if earned is not None and earned[0] > earned[1] and not silent:
         return quiet(("the answer fits before the cut", f"{clipped:.0%} cut, and the cut completions still earn "
                       f"{earned[0]:.2f} on the answer rewards (above {earned[1]:.2f})"))
-    length = s.now("completions/mean_length")
     limit = f" of max_completion_length={run.max_completion_length}" if run.max_completion_length else ""
     extra = f", mean length {length:.0f}{limit}" if length is not None else ""
     message = f"{clipped:.0%} of completions hit the length limit{extra}"
-    if gap is not None:
+    if silent:
+        message += (f"; {', '.join(silent)} scored 0 on every completion of the last {len(h.recent(p.sustained_patience))} "
+                    "logged steps: the limit may leave no room for what it pays")
+    elif gap is not None:
         message += f"; cut completions score {gap[0]:+.2f} on the answer rewards against finished ones"
     recent = h.last("completions/clipped_ratio", run.capped(p.patience))
     if all(value >= p.clipped_ratio for value in recent):
@@ -47,6 +52,23 @@ def check_truncation(s: Signals, p: Truncation, run: RunFacts) -> Evidence:
     # Half cut explains nothing else: the other half could still differ. (Seen in the health zoo: a constant
     # reward on the demo, 56-81% cut, was named truncation and its no-signal alert was hidden.)
     return Evidence(True, clipped, p.sustained_clipped_ratio, message, patience=p.sustained_patience, explains=())
+
+
+def silent_rewards(s: Signals, window: int, min_steps: int) -> list[str]:
+    """The rewards that scored exactly 0, with no spread, on every completion of the last `window` logs (at
+    least min_steps of them), where some other reward did score: a reward no completion earned, cut or not.
+    The cut gap cannot speak for it (0 against 0 says the cut costs nothing), and under a limit most
+    completions hit, the limit is the first suspect: the words recipe at 5 tokens kept the number its answer
+    rewards read but never had room for the restated sum (restated_expression 0 on all 4 steps, 63-75% cut)."""
+    logs = s.history.recent(int(window))
+    if len(logs) < max(1, int(min_steps)) or s.nothing_scores:
+        return []
+
+    def zero(logs_: dict, name: str) -> bool:
+        mean, spread = logs_.get(f"rewards/{name}/mean"), logs_.get(f"rewards/{name}/std")
+        return mean is not None and spread is not None and mean == 0 and spread == 0
+
+    return [name for name in s.reward_names if all(zero(logs_, name) for logs_ in logs)]
 
 
 def check_length_drift(s: Signals, p: LengthDrift, run: RunFacts) -> Evidence:
@@ -82,7 +104,8 @@ RULES = (
     Rule(
         params=Truncation, severity="warning", title="Completions cut at the length limit",
         reads=("completions/clipped_ratio", "completions/mean_length", "completions/cut_answer_gap",
-               "completions/cut_answer_score", "reward_std"),
+               "completions/cut_answer_score", "reward_std", "rewards/<name>/mean", "rewards/<name>/std",
+               "nothing_scores"),
         check=check_truncation,
         # Completions cut before the answer also give zero reward variance, then a flat reward.
         explains=("no_learning_signal", "reward_stuck", "length_drift"),
@@ -101,7 +124,9 @@ RULES = (
                    "{patience} logged it) <= -{cut_gap} x their reward_std: a cut that leaves the answer "
                    "is the model talking on after it, and one that earns more is a reward paying for length "
                    "(length_drift); with every completion cut (no gap), completions/cut_answer_score over those "
-                   "logs > {cut_gap} x their reward_std says the answer fits before the cut, and the rule stands down"),
+                   "logs > {cut_gap} x their reward_std says the answer fits before the cut, and the rule stands down; "
+                   "neither stand-down holds while a reward scored 0 with no spread on every completion of those logs "
+                   "and the mean length is >= {silent_fill} x max_completion_length (no room for what it pays)"),
         patience=("{patience} logged steps in a row at >= {clipped_ratio}; "
                   "{sustained_patience} in a row at >= {sustained_clipped_ratio}"),
     ),
