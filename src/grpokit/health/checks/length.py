@@ -56,7 +56,8 @@ def check_truncation(s: Signals, p: Truncation, run: RunFacts) -> Evidence:
 
 def silent_rewards(s: Signals, window: int, min_steps: int) -> list[str]:
     """The rewards that scored exactly 0, with no spread, on every completion of the last `window` logs (at
-    least min_steps of them), where some other reward did score: a reward no completion earned, cut or not.
+    least min_steps of them), on a step where not every reward is 0 (no_learning_signal speaks for that one):
+    a reward no completion earned, cut or not.
     The cut gap cannot speak for it (0 against 0 says the cut costs nothing), and under a limit most
     completions hit, the limit is the first suspect: the words recipe at 5 tokens kept the number its answer
     rewards read but never had room for the restated sum (restated_expression 0 on all 4 steps, 63-75% cut)."""
