@@ -2,12 +2,13 @@
 import ast
 import gzip
 import json
+import time
 import warnings
 
 import pytest
 
 from grpokit.rewards import RewardConfigError, get, names
-from grpokit.rewards.code import build_job, program_of
+from grpokit.rewards.code import MAX_PROGRAM_CHARS, build_job, program_of
 from grpokit.sandbox import Limits
 
 
@@ -153,6 +154,22 @@ SYNTAX = [
 @pytest.mark.parametrize("completion,expected,why", SYNTAX, ids=[s[-1] for s in SYNTAX])
 def test_code_syntax_valid(completion, expected, why):
     assert get("code_syntax_valid")([completion]) == [expected]
+
+
+def test_a_program_past_the_length_cap_scores_the_floor_uncompiled():
+    # 200 kB of `[1, 2, 3] ` is one valid expression: compiling it alone took 0.1 s a completion.
+    chain = "x = [1, 2, 3]" + " [0]" * 20_000
+    assert len(chain) > MAX_PROGRAM_CHARS
+    syntax = get("code_syntax_valid")
+    syntax(["warm up = 1"])
+    start = time.thread_time()
+    assert syntax([chain]) == [0.0]
+    assert time.thread_time() - start < 0.02
+    solution = "\ndef f():\n    return 1\n"
+    under, over = ("# " + "pad " * size + solution for size in (15_000, 17_000))  # 60 kB and 68 kB
+    fn = get("code_execution", timeout=2.0)
+    assert fn([under, over], tests=[["assert f() == 1"]] * 2) == [1.0, 0.0]
+    assert fn([chain], tests=[None]) == [None]  # no tests: nothing to judge, long or not
 
 
 def test_malformed_tests_entry_names_the_row():

@@ -3,6 +3,9 @@
 repetition_penalty, class "a loop made to look new": a counter, a number word, an
 ordinal, varied spacing or invisible characters in each turn of a loop must not
 hide it; a numbered list of distinct steps and real prose must stay unpunished.
+Its sibling, "a loop of numbers alone" (counters are read as one word, so `7 7 7`
+would be `0 0 0` like honest arithmetic): a repeated number or number pattern is a
+loop, counting and number lists are not, and neither dilutes a loop beside them.
 tool_call_success, class "more calls, more credit": padding a failed episode with
 calls that do nothing, or hiding a failure with try/except, must never score above
 an honest episode with one call that worked.
@@ -47,6 +50,46 @@ def test_a_loop_with_a_counter_is_a_loop(name):
 def test_alternating_tokens_are_a_loop(cycle):
     text = " ".join(itertools.islice(itertools.cycle(cycle), 600))
     assert get("repetition_penalty")([text])[0] < -0.9
+
+
+# Each makes a completion that is a loop of numbers, or holds one in honest text.
+BARE_NUMBER_LOOPS = {
+    "one number": lambda: "7 " * 400,
+    "with commas": lambda: "1, " * 400,
+    "zeros": lambda: "0 " * 400,
+    "a short pattern": lambda: "1 2 " * 300,
+    "a decimal": lambda: "2.5 " * 300,
+    "a number pattern of five": lambda: "3 1 4 1 5 " * 100,
+    "after an answer": lambda: "The answer is 12. " + "12 " * 600,
+    "in a JSON list": lambda: '{"answer": [' + ", ".join(["4"] * 500) + "]}",
+}
+
+
+@pytest.mark.parametrize("name", BARE_NUMBER_LOOPS)
+def test_a_loop_of_numbers_alone_is_a_loop(name):
+    assert get("repetition_penalty")([BARE_NUMBER_LOOPS[name]()])[0] < -0.9, name
+
+
+NUMBERS_NOT_LOOPS = [
+    (" ".join(map(str, range(1, 501))), "counting"),
+    ("[" + ", ".join(str(3 * i * i + 7) for i in range(60)) + "]", "a JSON list of distinct numbers"),
+    ("16 - 3 = <<16-3=13>>13 apples, then 13 * 2 = <<13*2=26>>26, then 26 + 4 = <<26+4=30>>30. #### 30",
+     "calculation notes"),
+]
+
+
+@pytest.mark.parametrize("text,why", NUMBERS_NOT_LOOPS)
+def test_number_lists_are_not_loops(text, why):
+    assert get("repetition_penalty")([text])[0] > -0.1, why
+
+
+def test_numbers_do_not_dilute_a_loop():
+    # A loop that costs about a half stays there however many distinct numbers are written after it.
+    loop = "I am stuck. " * 200
+    fresh = " ".join(f"word{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}x" for i in range(600))
+    alone = get("repetition_penalty")([loop + fresh])[0]
+    padded = get("repetition_penalty")([loop + fresh + " " + " ".join(map(str, range(5000)))])[0]
+    assert alone < -0.4 and padded == pytest.approx(alone, abs=0.01)  # two n-grams bridge the two parts
 
 
 LEGIT = [

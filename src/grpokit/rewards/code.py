@@ -20,6 +20,12 @@ from grpokit.rewards.registry import RewardConfigError, register
 
 log = logging.getLogger(__name__)
 
+# The longest program a code reward compiles or runs. Compiling costs about a microsecond a
+# character (200 kB of `[1, 2, 3] ` took 0.1 s), and a program longer than any generation
+# limit a GRPO run sets (16k tokens is about 64 kB) is padding, not a solution: it scores 0,
+# the floor, so length can neither stall a step nor earn a None.
+MAX_PROGRAM_CHARS = 64_000
+
 
 def program_of(text: str) -> str:
     """The program a completion carries: its last Python/unlabelled fenced block, else all of it."""
@@ -51,7 +57,8 @@ def code_execution(all_or_nothing: bool = False, timeout: float = 5.0, memory_mb
     column of the wrong length raises.
 
     The program is the last ```python (or unlabelled) fenced block, else the whole
-    completion. Assertions run in the grader's process against values the program's
+    completion; a program longer than 64,000 characters scores 0 without being run.
+    Assertions run in the grader's process against values the program's
     functions return, so exiting early, always-equal objects, printing "passed" or
     patching the test harness score 0. Test code sees its own builtins and only the
     program names it mentions (plus standard-library modules the program imported),
@@ -92,17 +99,22 @@ def _run_tests(completions, kwargs: dict, all_or_nothing: bool, limits, budget_s
     rows = _column(kwargs.get("tests"), n)
     entry_points = _column(kwargs.get("entry_point"), n, "entry_point")
     prompts = _column(kwargs.get("prompts"), n, "prompts")
-    jobs, where, broken = [], [], []
+    jobs, where, broken, too_long = [], [], [], []
     for i, (text, row, ep, prompt) in enumerate(zip(programs, rows, entry_points, prompts)):
+        program = program_of(text)
         try:
-            job = build_job(program_of(text), row, ep, limits, row_index=i, prompt=prompt)
+            job = build_job(program, row, ep, limits, row_index=i, prompt=prompt)
         except BrokenTestCode as exc:
             broken.append(str(exc))  # the row cannot be judged: None, and said loudly below
             continue
-        if job is not None:
+        if job is not None and len(program) > MAX_PROGRAM_CHARS:
+            too_long.append(i)
+        elif job is not None:
             jobs.append(job)
             where.append(i)
     scores: list[float | None] = [None] * n
+    for i in too_long:
+        scores[i] = 0.0
     if broken:
         warnings.warn(f"{len(broken)} rows score None: {broken[0]}", RuntimeWarning, stacklevel=2)
     if not jobs:
@@ -333,13 +345,17 @@ def code_syntax_valid(completions, **kwargs):
     """1.0 when the completion's Python program compiles, else 0.0; nothing is executed.
 
     The program is the last ```python (or unlabelled) fenced block, else the whole
-    completion. Uses Python's own compiler (syntax and compile-time errors such as
+    completion; one longer than 64,000 characters scores 0 uncompiled. Uses Python's own compiler (syntax and compile-time errors such as
     `return` outside a function), never runs the code. Reads no columns.
     """
     scores = []
     for text in texts(completions):
+        program = program_of(text)
+        if len(program) > MAX_PROGRAM_CHARS:
+            scores.append(0.0)
+            continue
         try:
-            compile(program_of(text), "<completion>", "exec", dont_inherit=True)
+            compile(program, "<completion>", "exec", dont_inherit=True)
             scores.append(1.0)
         except Exception:  # SyntaxError, ValueError (NUL bytes), RecursionError, MemoryError
             scores.append(0.0)
