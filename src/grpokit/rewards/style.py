@@ -459,8 +459,10 @@ def repetition_penalty(n: int = 3, max_penalty: float = 1.0):
     not. N-grams of numbers alone (`1 2 3`, the parts of `2.5`) are read
     another way: the text's runs of digits in order, as written, where an
     n-gram costs for each comeback after its 4th showing, so `7 7 7 7 ...` is
-    a loop while counting (`1 2 3 ...`) or a list of distinct numbers neither
-    costs nor dilutes a loop elsewhere. Number words (`one`, `second`) are words: a loop
+    a loop (its share of the text's n-grams, as a loop of words would be),
+    while counting (`1 2 3 ...`) or a list of distinct numbers does not cost,
+    and numbers never dilute a loop of words (its share of the worded
+    n-grams stands). Number words (`one`, `second`) are words: a loop
     that counts in them repeats its few words. The text is read in its
     canonical Unicode form, so zero-width characters, odd spaces or fullwidth
     letters do not make a repeat look new. Completions shorter than n words
@@ -523,19 +525,21 @@ def _repetition_score(text: str, n: int, size: float) -> float:
     words, numbers = _words_and_numbers(text)
     grams = Counter(zip(*(words[i:] for i in range(n))))
     # N-grams of counters alone are read from the numbers as written (below), not as `0 0 0`.
-    total = max(len(words) - n + 1, 0) - grams.pop((_COUNTER,) * n, 0)
+    bare = grams.pop((_COUNTER,) * n, 0)
+    worded = max(len(words) - n + 1, 0) - bare
     comebacks = 0
     # Only n-grams seen more than once can cost; in real text they are a few of the many.
     for gram in itertools.compress(grams, map((1).__lt__, grams.values())):
         seen = grams[gram]
         comebacks += seen - 1 if _COUNTER not in gram else max(seen - _FREE_SHOWINGS, 0)
+    repeated = comebacks / worded if worded > 0 else 0.0
     if len(numbers) >= n + _FREE_SHOWINGS:  # fewer cannot show one n-gram past its free showings
         looped = _comebacks_after(Counter(zip(*(numbers[i:] for i in range(n)))), _FREE_SHOWINGS)
-        # Counted in the total too: a text of nothing but `7 7 7 ...` scores near -max_penalty.
-        comebacks, total = comebacks + looped, total + looped
-    if total <= 0:
-        return 0.0
-    return 0.0 - size * comebacks / total  # 0.0, never -0.0
+        # Over the whole text, so `7 7 7 ...` after an answer costs its share, as a loop of words
+        # would; the words' own share stands apart, so numbers written beside a loop never dilute it.
+        if looped:
+            repeated = max(repeated, (comebacks + looped) / (worded + max(bare, looped)))
+    return 0.0 - size * repeated  # 0.0, never -0.0
 
 
 # ------------------------------------------------------- language (script)
