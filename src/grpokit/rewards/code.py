@@ -99,7 +99,8 @@ def _run_tests(completions, kwargs: dict, all_or_nothing: bool, limits, budget_s
     rows = _column(kwargs.get("tests"), n)
     entry_points = _column(kwargs.get("entry_point"), n, "entry_point")
     prompts = _column(kwargs.get("prompts"), n, "prompts")
-    jobs, where, broken, too_long = [], [], [], []
+    scores: list[float | None] = [None] * n
+    jobs, where, broken = [], [], []
     for i, (text, row, ep, prompt) in enumerate(zip(programs, rows, entry_points, prompts)):
         program = program_of(text)
         try:
@@ -107,14 +108,13 @@ def _run_tests(completions, kwargs: dict, all_or_nothing: bool, limits, budget_s
         except BrokenTestCode as exc:
             broken.append(str(exc))  # the row cannot be judged: None, and said loudly below
             continue
-        if job is not None and len(program) > MAX_PROGRAM_CHARS:
-            too_long.append(i)
-        elif job is not None:
+        if job is None:
+            continue
+        if len(program) > MAX_PROGRAM_CHARS:
+            scores[i] = 0.0
+        else:
             jobs.append(job)
             where.append(i)
-    scores: list[float | None] = [None] * n
-    for i in too_long:
-        scores[i] = 0.0
     if broken:
         warnings.warn(f"{len(broken)} rows score None: {broken[0]}", RuntimeWarning, stacklevel=2)
     if not jobs:
@@ -345,8 +345,9 @@ def code_syntax_valid(completions, **kwargs):
     """1.0 when the completion's Python program compiles, else 0.0; nothing is executed.
 
     The program is the last ```python (or unlabelled) fenced block, else the whole
-    completion; one longer than 64,000 characters scores 0 uncompiled. Uses Python's own compiler (syntax and compile-time errors such as
-    `return` outside a function), never runs the code. Reads no columns.
+    completion; one longer than 64,000 characters scores 0 uncompiled. Uses
+    Python's own compiler (syntax and compile-time errors such as `return`
+    outside a function), never runs the code. Reads no columns.
     """
     scores = []
     for text in texts(completions):

@@ -517,13 +517,17 @@ def _words_and_numbers(text: str) -> tuple[list[str], list]:
     return list(map(_AS_COUNTER.get, words, words)), numbers
 
 
+def _gram_counts(items: list, n: int) -> Counter:
+    return Counter(zip(*(items[i:] for i in range(n))))
+
+
 def _comebacks_after(grams: Counter, free: int) -> int:
     return sum(seen - free for seen in grams.values() if seen > free)
 
 
 def _repetition_score(text: str, n: int, size: float) -> float:
     words, numbers = _words_and_numbers(text)
-    grams = Counter(zip(*(words[i:] for i in range(n))))
+    grams = _gram_counts(words, n)
     # N-grams of counters alone are read from the numbers as written (below), not as `0 0 0`.
     bare = grams.pop((_COUNTER,) * n, 0)
     worded = max(len(words) - n + 1, 0) - bare
@@ -534,7 +538,7 @@ def _repetition_score(text: str, n: int, size: float) -> float:
         comebacks += seen - 1 if _COUNTER not in gram else max(seen - _FREE_SHOWINGS, 0)
     repeated = comebacks / worded if worded > 0 else 0.0
     if len(numbers) >= n + _FREE_SHOWINGS:  # fewer cannot show one n-gram past its free showings
-        looped = _comebacks_after(Counter(zip(*(numbers[i:] for i in range(n)))), _FREE_SHOWINGS)
+        looped = _comebacks_after(_gram_counts(numbers, n), _FREE_SHOWINGS)
         # Over the whole text, so `7 7 7 ...` after an answer costs its share, as a loop of words
         # would; the words' own share stands apart, so numbers written beside a loop never dilute it.
         if looped:
